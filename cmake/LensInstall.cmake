@@ -1,0 +1,18 @@
+# Installs headers, liblens and a relocatable lensConfig.cmake so that consumers can
+# find_package(lens) and link lens::lens.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/lens" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS lens EXPORT lensTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT lensTargets NAMESPACE lens:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens)
+
+configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/lensConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/lensConfig.cmake" INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens)
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/lensConfigVersion.cmake"
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/lensConfig.cmake" "${PROJECT_BINARY_DIR}/lensConfigVersion.cmake"
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens)

@@ -1,0 +1,19 @@
+// Subcommands of the `lens` CLI. Each registers its flags on the app and returns the function
+// that runs it; CLI types stay in this folder.
+#ifndef LENS_DAEMONS_LENS_COMMANDS_H_
+#define LENS_DAEMONS_LENS_COMMANDS_H_
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace lens::cli {
+
+// Returns the exit code of the command.
+using Command = std::function<int()>;
+
+Command AddParseLog(CLI::App& app);
+
+}  // namespace lens::cli
+
+#endif  // LENS_DAEMONS_LENS_COMMANDS_H_

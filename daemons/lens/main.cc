@@ -1,0 +1,19 @@
+// `lens`: the command-line entry point. Flags only; the work is done by liblens.
+#include <cstdio>
+
+#include "commands.h"
+#include "lens/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"lens: GPU-cluster observability for AI/ML training"};
+  app.set_version_flag("--version", std::string(lens::Version()));
+  app.require_subcommand(1);
+  lens::cli::Command parse_log = lens::cli::AddParseLog(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (app.got_subcommand("parse-log")) return parse_log();
+  return 2;
+}

@@ -1,0 +1,297 @@
+// `lens parse-log [--format summary|table|json|jsonl|csv] FILE... | -`
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "commands.h"
+#include "lens/status.h"
+#include "lens/training.h"
+
+namespace lens::cli {
+namespace {
+
+enum class Format { kSummary, kTable, kJson, kJsonl, kCsv };
+
+struct Options {
+  Format format = Format::kSummary;
+  std::vector<std::string> files;
+};
+
+// Buffered stdout writer: output must never be what limits a 100 MB parse.
+class Out {
+ public:
+  ~Out() { Flush(); }
+  std::string& buf() { return buf_; }
+  void MaybeFlush() {
+    if (buf_.size() >= (1 << 20)) Flush();
+  }
+  void Flush() {
+    if (!buf_.empty()) std::fwrite(buf_.data(), 1, buf_.size(), stdout);
+    buf_.clear();
+  }
+
+ private:
+  std::string buf_;
+};
+
+// Shows "parsing FILE: 42% (420/1000 MB)" on a terminal, at most 4 times a second.
+class Progress {
+ public:
+  Progress(const std::string& name, uint64_t total)
+      : name_(name), total_(total), enabled_(isatty(STDERR_FILENO) && total >= (64u << 20)) {}
+  ~Progress() {
+    if (shown_) std::fprintf(stderr, "\r\033[K");
+  }
+  void Update(uint64_t done) {
+    if (!enabled_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (shown_ && now - last_ < std::chrono::milliseconds(250)) return;
+    last_ = now;
+    shown_ = true;
+    std::fprintf(stderr, "\rparsing %s: %3d%% (%llu/%llu MB)", name_.c_str(),
+                 static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total_)),
+                 static_cast<unsigned long long>(done >> 20),
+                 static_cast<unsigned long long>(total_ >> 20));
+  }
+
+ private:
+  std::string name_;
+  uint64_t total_;
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
+
+using Item = std::variant<IterationRecord, TrainingEvent>;
+
+uint64_t LineOf(const Item& item) {
+  return std::visit([](const auto& x) { return x.line; }, item);
+}
+
+// Writes records and events in input order. The parser may re-emit the last record of a
+// batch merged with a later line (DeepSpeed prints two lines per step), so the last record
+// and what follows it are held back until the next batch shows whether it changed.
+class Printer {
+ public:
+  Printer(Format format, std::string file_label, Out* out)
+      : format_(format), file_(std::move(file_label)), out_(out) {}
+
+  void Add(std::vector<IterationRecord> records, std::vector<TrainingEvent> events) {
+    for (auto& e : events) summary_.Add(e);
+    std::vector<Item> items = std::move(held_);
+    held_.clear();
+    for (auto& r : records) {
+      // A re-emitted merged record replaces the held one.
+      auto same = std::find_if(items.begin(), items.end(), [&](const Item& it) {
+        auto* h = std::get_if<IterationRecord>(&it);
+        return h && h->run == r.run && h->iteration == r.iteration;
+      });
+      if (same != items.end()) {
+        *same = std::move(r);
+      } else {
+        items.emplace_back(std::move(r));
+      }
+    }
+    for (auto& e : events) items.emplace_back(std::move(e));
+    std::stable_sort(items.begin(), items.end(),
+                     [](const Item& a, const Item& b) { return LineOf(a) < LineOf(b); });
+    size_t keep_from = items.size();
+    for (size_t i = items.size(); i-- > 0;) {
+      if (std::holds_alternative<IterationRecord>(items[i])) {
+        keep_from = i;
+        break;
+      }
+    }
+    for (size_t i = 0; i < keep_from; ++i) Emit(items[i]);
+    held_.assign(std::make_move_iterator(items.begin() + static_cast<std::ptrdiff_t>(keep_from)),
+                 std::make_move_iterator(items.end()));
+  }
+
+  void Finish() {
+    for (auto& it : held_) Emit(it);
+    held_.clear();
+  }
+
+  const TrainingSummaryBuilder& summary() const { return summary_; }
+
+ private:
+  void Emit(const Item& item) {
+    std::string& b = out_->buf();
+    if (auto* r = std::get_if<IterationRecord>(&item)) {
+      summary_.Add(*r);
+      switch (format_) {
+        case Format::kTable: AppendTableRow(*r, &b); break;
+        case Format::kCsv:
+          if (!file_.empty()) b.append(file_).push_back(',');
+          AppendCsvRow(*r, &b);
+          break;
+        case Format::kJson:
+        case Format::kJsonl: AppendJsonItem(*r, &b); break;
+        case Format::kSummary: break;
+      }
+    } else if (format_ == Format::kJson || format_ == Format::kJsonl) {
+      AppendJsonItem(std::get<TrainingEvent>(item), &b);
+    }
+    out_->MaybeFlush();
+  }
+
+  template <typename T>
+  void AppendJsonItem(const T& x, std::string* b) {
+    if (format_ == Format::kJson) b->append(first_item_ ? "\n" : ",\n");
+    first_item_ = false;
+    size_t start = b->size();
+    AppendJson(x, b);
+    if (!file_.empty()) {
+      // {"type":... -> {"file":"...","type":...
+      std::string label = "\"file\":\"" + file_ + "\",";
+      b->insert(start + 1, label);
+    }
+    if (format_ == Format::kJsonl) b->push_back('\n');
+  }
+
+  Format format_;
+  std::string file_;
+  Out* out_;
+  std::vector<Item> held_;
+  TrainingSummaryBuilder summary_;
+  bool first_item_ = true;
+};
+
+std::string JsonEscapeLabel(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    if (static_cast<unsigned char>(c) >= 0x20) out.push_back(c);
+  }
+  return out;
+}
+
+// Parses one input; prints per-record output as it goes. Returns the error for unreadable input.
+Status ParseOne(const std::string& name, const Options& opt, bool label, Out* out,
+                std::vector<RunSummary>* runs, TrainingParserStats* stats) {
+  int fd = STDIN_FILENO;
+  uint64_t total = 0;
+  if (name != "-") {
+    fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoError(errno, "cannot open " + name);
+    struct stat st;
+    if (::fstat(fd, &st) == 0) {
+      if (S_ISDIR(st.st_mode)) {
+        ::close(fd);
+        return InvalidArgumentError(name + ": is a directory, not a log file");
+      }
+      total = static_cast<uint64_t>(st.st_size);
+    }
+  }
+  TrainingLogParser parser;
+  Printer printer(opt.format, label ? JsonEscapeLabel(name) : "", out);
+  Progress progress(name, total);
+  std::unique_ptr<char[]> buf(new char[1 << 20]);
+  uint64_t done = 0;
+  Status status;
+  while (true) {
+    ssize_t n = ::read(fd, buf.get(), 1 << 20);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      status = ErrnoError(errno, "cannot read " + name);
+      break;
+    }
+    if (n == 0) break;
+    done += static_cast<uint64_t>(n);
+    parser.Feed(std::string_view(buf.get(), static_cast<size_t>(n)));
+    printer.Add(parser.TakeRecords(), parser.TakeEvents());
+    progress.Update(done);
+  }
+  if (fd != STDIN_FILENO) ::close(fd);
+  LENS_RETURN_IF_ERROR(status);
+  parser.Finish();
+  printer.Add(parser.TakeRecords(), parser.TakeEvents());
+  printer.Finish();
+  *runs = printer.summary().Build();
+  *stats = parser.stats();
+  return OkStatus();
+}
+
+void AppendStatsJson(const TrainingParserStats& s, std::string* b) {
+  b->append("{\"bytes\":" + std::to_string(s.bytes) + ",\"lines\":" + std::to_string(s.lines) +
+            ",\"records\":" + std::to_string(s.records) + ",\"events\":" +
+            std::to_string(s.events) + ",\"duplicate_iterations\":" +
+            std::to_string(s.duplicate_iterations) + ",\"unparsed_candidates\":" +
+            std::to_string(s.unparsed_candidates) + ",\"oversized_lines\":" +
+            std::to_string(s.oversized_lines) + ",\"unparsed_example\":\"" +
+            JsonEscapeLabel(s.unparsed_example) + "\"}");
+}
+
+int Run(const Options& opt) {
+  Out out;
+  const bool label = opt.files.size() > 1;
+  int exit_code = 0;
+  if (opt.format == Format::kCsv) out.buf() = (label ? "file," : "") + CsvHeader();
+  if (opt.format == Format::kTable) out.buf() = TableHeader();
+  if (opt.format == Format::kJson) out.buf() = "{\"inputs\":[";
+  bool first_input = true;
+  for (const std::string& name : opt.files) {
+    if (opt.format == Format::kJson) {
+      out.buf().append(first_input ? "\n" : ",\n");
+      out.buf().append("{\"file\":\"" + JsonEscapeLabel(name) + "\",\"items\":[");
+    }
+    std::vector<RunSummary> runs;
+    TrainingParserStats stats;
+    Status s = ParseOne(name, opt, label && opt.format != Format::kJson, &out, &runs, &stats);
+    if (!s.ok()) {
+      out.Flush();
+      std::fprintf(stderr, "lens parse-log: %s\n", s.message().c_str());
+      exit_code = 1;
+      if (opt.format == Format::kJson) out.buf().append("],\"error\":\"" + JsonEscapeLabel(s.message()) + "\"}");
+      first_input = false;
+      continue;
+    }
+    if (opt.format == Format::kSummary) {
+      if (label) out.buf().append("== " + name + "\n");
+      out.buf().append(FormatSummary(runs, stats));
+    } else if (opt.format == Format::kJson) {
+      out.buf().append("\n],\"runs\":[");
+      for (size_t i = 0; i < runs.size(); ++i) {
+        if (i > 0) out.buf().push_back(',');
+        AppendJson(runs[i], &out.buf());
+      }
+      out.buf().append("],\"stats\":");
+      AppendStatsJson(stats, &out.buf());
+      out.buf().push_back('}');
+    }
+    first_input = false;
+  }
+  if (opt.format == Format::kJson) out.buf().append("\n]}\n");
+  return exit_code;
+}
+
+}  // namespace
+
+Command AddParseLog(CLI::App& app) {
+  auto opt = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "parse-log", "Parse training logs (Megatron, Primus, TorchTitan, NeMo, HF Trainer, "
+                   "DeepSpeed) into iteration records and events");
+  static const std::map<std::string, Format> kFormats = {{"summary", Format::kSummary},
+                                                         {"table", Format::kTable},
+                                                         {"json", Format::kJson},
+                                                         {"jsonl", Format::kJsonl},
+                                                         {"csv", Format::kCsv}};
+  cmd->add_option("--format", opt->format, "Output: summary (default), table, json, jsonl, csv")
+      ->transform(CLI::CheckedTransformer(kFormats, CLI::ignore_case));
+  cmd->add_option("files", opt->files, "Log files to parse; - reads standard input")
+      ->required();
+  return [opt] { return Run(*opt); };
+}
+
+}  // namespace lens::cli

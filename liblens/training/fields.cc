@@ -1,0 +1,172 @@
+#include "training/fields.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace lens::training {
+namespace {
+
+using F = IterationField;
+using K = FieldKind;
+constexpr F kNone = F::kCount;
+
+// Printed key (normalised) -> field. Sources of each key: docs/training-log-schema.md.
+constexpr FieldSpec kSpecs[] = {
+    // Megatron-LM / Megatron-DeepSpeed / Primus
+    {"consumed samples", K::kScalar, F::kConsumedSamples, kNone, 1},
+    {"consumed tokens", K::kScalar, F::kConsumedTokens, kNone, 1},
+    {"elapsed time per iteration ms", K::kPair, F::kElapsedMs, F::kElapsedMsAvg, 1},
+    {"elapsed time per iteration s", K::kPair, F::kElapsedMs, F::kElapsedMsAvg, 1000},
+    {"learning rate", K::kScalar, F::kLearningRate, kNone, 1},
+    {"global batch size", K::kScalar, F::kGlobalBatchSize, kNone, 1},
+    {"lm loss", K::kScalar, F::kLoss, kNone, 1},
+    {"loss scale", K::kScalar, F::kLossScale, kNone, 1},
+    {"grad norm", K::kScalar, F::kGradNorm, kNone, 1},
+    {"params norm", K::kScalar, F::kParamsNorm, kNone, 1},
+    {"num zeros", K::kScalar, F::kNumZeros, kNone, 1},
+    {"number of skipped iterations", K::kScalar, F::kSkippedIterations, kNone, 1},
+    {"number of nan iterations", K::kScalar, F::kNanIterations, kNone, 1},
+    {"throughput per gpu tflop/s/gpu", K::kPair, F::kTflopsPerGpu, F::kTflopsPerGpuAvg, 1},
+    {"tflops", K::kScalar, F::kTflopsPerGpu, kNone, 1},
+    {"lm tflops", K::kScalar, F::kTflopsPerGpu, kNone, 1},
+    {"tokens per gpu tokens/s/gpu", K::kPair, F::kTokensPerSPerGpu, F::kTokensPerSPerGpuAvg, 1},
+    {"tokens per gpu per second tgs", K::kScalar, F::kTokensPerSPerGpu, kNone, 1},
+    {"samples per second", K::kScalar, F::kSamplesPerS, kNone, 1},
+    {"actual seqlen", K::kScalar, F::kActualSeqlen, kNone, 1},
+    {"hip mem usage/free/total/usage ratio", K::kMemQuad, F::kMemUsedGb, kNone, 1},
+    {"rocm mem usage/free/total/usage ratio", K::kMemQuad, F::kMemUsedGb, kNone, 1},
+    {"mem usages", K::kScalar, F::kMemUsageRatio, kNone, 1},
+    {"iteration", K::kIgnore, kNone, kNone, 1},
+    // NeMo 2 / Lightning
+    {"reduced train loss", K::kScalar, F::kLoss, kNone, 1},
+    {"train step timing in s", K::kScalar, F::kElapsedMs, kNone, 1000},
+    {"lr", K::kScalar, F::kLearningRate, kNone, 1},
+    {"global step", K::kIteration, kNone, kNone, 1},
+    // TorchTitan
+    {"step", K::kIteration, kNone, kNone, 1},
+    {"loss", K::kScalar, F::kLoss, kNone, 1},
+    {"memory", K::kMemPercent, F::kMemUsedGb, F::kMemUsageRatio, 1},
+    {"tps", K::kScalar, F::kTokensPerSPerGpu, kNone, 1},
+    {"mfu", K::kScalar, F::kMfu, kNone, 1},
+    // Hugging Face Trainer
+    {"epoch", K::kEpoch, F::kEpoch, kNone, 1},
+    {"num input tokens seen", K::kScalar, F::kConsumedTokens, kNone, 1},
+    // DeepSpeed
+    {"skipped", K::kScalar, F::kSkippedIterations, kNone, 1},
+    {"currsamplespersec", K::kScalar, F::kSamplesPerS, kNone, 1},
+    {"memallocated", K::kScalar, F::kMemUsedGb, kNone, 1},
+    {"maxmemallocated", K::kScalar, F::kMemMaxAllocatedGb, kNone, 1},
+    {"mom", K::kIgnore, kNone, kNone, 1},
+};
+
+constexpr bool IsRatio(F f) { return f == F::kMfu || f == F::kMemUsageRatio; }
+
+// Scale for a printed unit: memory to GB, time to the field's base.
+double UnitScale(F f, std::string_view unit) {
+  if (unit.empty()) return 1;
+  if (unit == "%") return IsRatio(f) ? 0.01 : 1;
+  if (f == F::kMemUsedGb || f == F::kMemFreeGb || f == F::kMemTotalGb ||
+      f == F::kMemMaxAllocatedGb) {
+    if (unit == "MB" || unit == "MiB") return 1.0 / 1024;
+    if (unit == "TB" || unit == "TiB") return 1024;
+    if (unit == "KB" || unit == "KiB") return 1.0 / (1024 * 1024);
+    return 1;
+  }
+  if (f == F::kElapsedMs) {
+    if (unit == "s") return 1000;
+    if (unit == "us") return 0.001;
+  }
+  return 1;
+}
+
+void SetScaled(IterationRecord* r, F f, double v, std::string_view unit, double scale) {
+  r->Set(f, v * scale * UnitScale(f, unit));
+}
+
+}  // namespace
+
+std::string_view NormalizeKey(std::string_view key, std::string* out) {
+  out->clear();
+  bool pending_space = false;
+  for (char c : key) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c == '_' || c == '-' || c == '(' || c == ')' || c == '[' || c == ']' || c == ' ' ||
+        c == '\t' || c == '\'' || c == '"') {
+      pending_space = !out->empty();
+      continue;
+    }
+    if (pending_space) out->push_back(' ');
+    pending_space = false;
+    out->push_back(c);
+  }
+  return *out;
+}
+
+const FieldSpec* LookupField(std::string_view key) {
+  for (const FieldSpec& s : kSpecs) {
+    if (s.key == key) return &s;
+  }
+  return nullptr;
+}
+
+bool ApplyField(const FieldSpec& spec, const Value& v, IterationRecord* r) {
+  switch (spec.kind) {
+    case K::kScalar:
+      SetScaled(r, spec.field, v.num[0], v.unit[0], spec.scale);
+      return true;
+    case K::kPair:
+      SetScaled(r, spec.field, v.num[0], v.unit[0], spec.scale);
+      if (v.count >= 2) SetScaled(r, spec.second_field, v.num[1], v.unit[1], spec.scale);
+      return true;
+    case K::kMemQuad: {
+      if (v.count != 4) return false;
+      constexpr F kQuad[] = {F::kMemUsedGb, F::kMemFreeGb, F::kMemTotalGb, F::kMemUsageRatio};
+      for (int i = 0; i < 4; ++i) SetScaled(r, kQuad[i], v.num[i], v.unit[i], 1);
+      // A ratio printed without '%' is already 0..1 only if it is <= 1.
+      if (v.unit[3].empty() && v.num[3] > 1) r->Set(F::kMemUsageRatio, v.num[3] / 100);
+      return true;
+    }
+    case K::kMemPercent:
+      SetScaled(r, spec.field, v.num[0], v.unit[0], 1);
+      if (v.count >= 2) SetScaled(r, spec.second_field, v.num[1], v.unit[1], 1);
+      return true;
+    case K::kEpoch:
+      r->Set(F::kEpoch, v.num[0]);
+      return true;
+    case K::kIteration:
+    case K::kIgnore:
+      return true;
+  }
+  return false;
+}
+
+void StoreField(std::string_view raw_key, std::string_view raw_value, bool allow_grouping,
+                IterationRecord* record, std::string* key_buf, long long* iteration) {
+  std::string_view key = NormalizeKey(raw_key, key_buf);
+  if (key.empty()) return;
+  const FieldSpec* spec = LookupField(key);
+  if (spec != nullptr && spec->kind == K::kIgnore) return;
+  Value value;
+  // DeepSpeed prints learning rates per parameter group: "lr=[9.6e-06, 9.6e-06]".
+  std::string_view rv = TrimBlanks(raw_value);
+  if (!rv.empty() && rv.front() == '[') {
+    size_t end = rv.find_first_of(",]");
+    if (end == std::string_view::npos) return;
+    rv = rv.substr(1, end - 1);
+  }
+  if (!ParseValue(rv, &value, allow_grouping)) return;
+  if (spec != nullptr) {
+    if (spec->kind == K::kIteration) {
+      if (value.count == 1 && value.num[0] >= 0 && value.num[0] < 9.2e18 &&
+          value.num[0] == std::floor(value.num[0])) {
+        *iteration = static_cast<long long>(value.num[0]);
+      }
+      return;
+    }
+    if (ApplyField(*spec, value, record)) return;
+  }
+  if (record->extra.size() < 64) record->extra.emplace_back(std::string(key), value.num[0]);
+}
+
+}  // namespace lens::training

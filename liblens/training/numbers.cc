@@ -1,0 +1,143 @@
+#include "training/numbers.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace lens::training {
+namespace {
+
+bool IEquals(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
+// Length of a "1,234,567" group run starting at s (digits then ",ddd" groups), or 0.
+size_t GroupedLength(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && i < 3 && IsDigit(s[i])) ++i;
+  if (i == 0 || (i < s.size() && IsDigit(s[i]))) return 0;
+  size_t groups = 0;
+  while (i + 3 < s.size() + 0 && s[i] == ',' && IsDigit(s[i + 1]) && IsDigit(s[i + 2]) &&
+         IsDigit(s[i + 3]) && (i + 4 >= s.size() || !IsDigit(s[i + 4]))) {
+    i += 4;
+    ++groups;
+  }
+  return groups > 0 ? i : 0;
+}
+
+bool IsWordChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) || c == '_';
+}
+
+}  // namespace
+
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && (IsBlank(s.front()) || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (IsBlank(s.back()) || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+size_t ParseInt(std::string_view s, long long* out) {
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  if (ec != std::errc() || *out < 0) return 0;
+  return static_cast<size_t>(ptr - s.data());
+}
+
+size_t ParseNumber(std::string_view s, double* out, bool allow_grouping) {
+  if (s.empty()) return 0;
+  size_t i = 0;
+  bool negative = false;
+  if (s[0] == '-' || s[0] == '+') {
+    negative = s[0] == '-';
+    i = 1;
+  }
+  std::string_view rest = s.substr(i);
+  if (rest.empty()) return 0;
+  if (!IsDigit(rest[0]) && rest[0] != '.') {
+    // nan / inf / infinity, not followed by a word character ("info", "nanoseconds").
+    for (std::string_view word : {"infinity", "inf", "nan"}) {
+      if (rest.size() >= word.size() && IEquals(rest.substr(0, word.size()), word) &&
+          (rest.size() == word.size() || !IsWordChar(rest[word.size()]))) {
+        double v = word == "nan" ? std::numeric_limits<double>::quiet_NaN()
+                                 : std::numeric_limits<double>::infinity();
+        *out = negative ? -v : v;
+        return i + word.size();
+      }
+    }
+    return 0;
+  }
+  if (allow_grouping) {
+    const size_t g = GroupedLength(rest);
+    if (g > 0) {
+      // Copy the digits without separators, then the fraction/exponent that may follow.
+      char buf[64];
+      size_t n = 0, j = 0, commas = 0;
+      for (; j < g; ++j) {
+        if (rest[j] == ',') {
+          ++commas;
+        } else {
+          buf[n++] = rest[j];
+        }
+      }
+      while (j < rest.size() && n < sizeof(buf) && !IsBlank(rest[j]) && rest[j] != ',') {
+        buf[n++] = rest[j++];
+      }
+      double v = 0;
+      auto [ptr, ec] = std::from_chars(buf, buf + n, v);
+      if (ec == std::errc()) {
+        *out = negative ? -v : v;
+        return i + static_cast<size_t>(ptr - buf) + commas;
+      }
+    }
+  }
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v,
+                                   std::chars_format::general);
+  if (ptr == rest.data()) return 0;
+  if (ec == std::errc::result_out_of_range) {
+    // Keep the sign and magnitude class of a number too large or small for a double.
+    v = std::abs(v) < 1 ? 0.0 : std::numeric_limits<double>::infinity();
+  } else if (ec != std::errc()) {
+    return 0;
+  }
+  *out = negative ? -v : v;
+  return i + static_cast<size_t>(ptr - rest.data());
+}
+
+bool ParseValue(std::string_view s, Value* v, bool allow_grouping) {
+  s = TrimBlanks(s);
+  v->count = 0;
+  size_t i = 0;
+  while (true) {
+    if (v->count == Value::kMax) return false;
+    double num = 0;
+    size_t n = ParseNumber(s.substr(i), &num, allow_grouping);
+    if (n == 0) return false;
+    i += n;
+    size_t unit_start = i;
+    while (i < s.size() && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                            s[i] == '%')) {
+      ++i;
+    }
+    v->num[v->count] = num;
+    v->unit[v->count] = s.substr(unit_start, i - unit_start);
+    ++v->count;
+    if (i == s.size()) return true;
+    if (s[i] == '/') {
+      ++i;
+    } else if (s[i] == '(' && s.back() == ')') {
+      s.remove_suffix(1);
+      ++i;
+    } else {
+      return false;
+    }
+  }
+}
+
+}  // namespace lens::training
