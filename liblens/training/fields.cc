@@ -86,20 +86,37 @@ void SetScaled(IterationRecord* r, F f, double v, std::string_view unit, double 
 
 }  // namespace
 
+namespace {
+
+// Byte -> normalised byte: 0 for separators, lower case for letters, itself otherwise.
+struct KeyMap {
+  char to[256];
+  constexpr KeyMap() : to() {
+    for (int c = 0; c < 256; ++c) to[c] = static_cast<char>(c);
+    for (int c = 'A'; c <= 'Z'; ++c) to[c] = static_cast<char>(c - 'A' + 'a');
+    for (unsigned char c : {'_', '-', '(', ')', '[', ']', ' ', '\t', '\'', '"'}) to[c] = 0;
+  }
+};
+constexpr KeyMap kKeyMap;
+
+}  // namespace
+
 std::string_view NormalizeKey(std::string_view key, std::string* out) {
-  out->clear();
+  out->resize(key.size());
+  char* dst = out->data();
+  size_t n = 0;
   bool pending_space = false;
-  for (char c : key) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c == '_' || c == '-' || c == '(' || c == ')' || c == '[' || c == ']' || c == ' ' ||
-        c == '\t' || c == '\'' || c == '"') {
-      pending_space = !out->empty();
+  for (unsigned char raw : key) {
+    const char c = kKeyMap.to[raw];
+    if (c == 0) {
+      pending_space = n > 0;
       continue;
     }
-    if (pending_space) out->push_back(' ');
+    if (pending_space) dst[n++] = ' ';
     pending_space = false;
-    out->push_back(c);
+    dst[n++] = c;
   }
+  out->resize(n);
   return *out;
 }
 
@@ -141,17 +158,37 @@ bool ApplyField(const FieldSpec& spec, const Value& v, IterationRecord* r) {
   return false;
 }
 
+const KeyCache::Entry& KeyCache::Lookup(std::string_view raw_key) {
+  const size_t n = entries_.size();
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = (next_ + k) % n;
+    if (entries_[i].raw == raw_key) {
+      next_ = i + 1;
+      return entries_[i];
+    }
+  }
+  if (n >= kMaxEntries) entries_.clear();
+  Entry e;
+  e.raw = std::string(raw_key);
+  NormalizeKey(raw_key, &e.normalized);
+  e.spec = LookupField(e.normalized);
+  entries_.push_back(std::move(e));
+  next_ = entries_.size();
+  return entries_.back();
+}
+
 void StoreField(std::string_view raw_key, std::string_view raw_value, bool allow_grouping,
-                IterationRecord* record, std::string* key_buf, long long* iteration) {
-  std::string_view key = NormalizeKey(raw_key, key_buf);
+                IterationRecord* record, KeyCache* keys, long long* iteration) {
+  const KeyCache::Entry& entry = keys->Lookup(raw_key);
+  std::string_view key = entry.normalized;
   if (key.empty()) return;
-  const FieldSpec* spec = LookupField(key);
+  const FieldSpec* spec = entry.spec;
   if (spec != nullptr && spec->kind == K::kIgnore) return;
   Value value;
   // DeepSpeed prints learning rates per parameter group: "lr=[9.6e-06, 9.6e-06]".
   std::string_view rv = TrimBlanks(raw_value);
   if (!rv.empty() && rv.front() == '[') {
-    size_t end = rv.find_first_of(",]");
+    size_t end = FindEither(rv, ',', ']');
     if (end == std::string_view::npos) return;
     rv = rv.substr(1, end - 1);
   }

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lens/training.h"
 #include "training/numbers.h"
@@ -42,10 +43,28 @@ const FieldSpec* LookupField(std::string_view normalized_key);
 // not fit the spec (the caller then keeps it as an extra if it is numeric).
 bool ApplyField(const FieldSpec& spec, const Value& value, IterationRecord* record);
 
+// Remembers the printed keys seen so far (frameworks print the same keys on every line), so
+// the hot path skips normalisation and table lookup. Bounded: cleared past kMaxEntries.
+// Not thread-safe; one per parser.
+class KeyCache {
+ public:
+  struct Entry {
+    std::string raw;         // the key as printed
+    std::string normalized;  // NormalizeKey(raw)
+    const FieldSpec* spec;   // nullptr: unknown key (kept as an extra)
+  };
+  const Entry& Lookup(std::string_view raw_key);
+
+ private:
+  static constexpr size_t kMaxEntries = 256;
+  std::vector<Entry> entries_;
+  size_t next_ = 0;  // where the next search starts: keys come in the same order each line
+};
+
 // Stores a known or unknown key/value pair: typed field when known, `extra` otherwise.
 // Values that are not numbers are ignored. `iteration` receives kIteration fields.
 void StoreField(std::string_view raw_key, std::string_view raw_value, bool allow_grouping,
-                IterationRecord* record, std::string* key_buf, long long* iteration);
+                IterationRecord* record, KeyCache* keys, long long* iteration);
 
 }  // namespace lens::training
 

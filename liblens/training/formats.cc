@@ -59,6 +59,8 @@ void ParseLine(std::string_view line, const LinePrefix& prefix, LineResult* out,
                Scratch* scratch) {
   out->kind = LineKind::kNothing;
   out->iteration_known = true;
+  out->progress = -1;
+  out->progress_total = 0;
   if (ParseMegatronLine(line, out, scratch)) {
     if (prefix.primus && out->record.format == TrainingFormat::kMegatron) {
       out->record.format = TrainingFormat::kPrimus;

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "lens/training.h"
+#include "training/fields.h"
 #include "training/line.h"
 
 namespace lens::training {
@@ -32,7 +33,7 @@ struct LineResult {
 
 // Reusable buffers, so parsing allocates nothing per line in the steady state.
 struct Scratch {
-  std::string key;
+  KeyCache keys;
 };
 
 // Classifies one cleaned line. `prefix` holds what ParsePrefix found on it.

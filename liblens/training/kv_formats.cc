@@ -77,7 +77,7 @@ bool ParseTorchTitanLine(std::string_view line, LineResult* out, Scratch* scratc
     while (!rest.empty() && IsBlank(rest.front())) rest.remove_prefix(1);
     size_t end = 0;
     while (end < rest.size() && !IsBlank(rest[end])) ++end;
-    StoreField(key, rest.substr(0, end), true, &r, &scratch->key, &ignored);
+    StoreField(key, rest.substr(0, end), true, &r, &scratch->keys, &ignored);
     rest.remove_prefix(end);
   }
   if (!r.Has(IterationField::kLoss)) return false;
@@ -113,7 +113,7 @@ bool ParseDeepSpeedLine(std::string_view line, LineResult* out, Scratch* scratch
                                                       ? std::string_view::npos
                                                       : slash - eq - 1);
       std::string_view key = seg.substr(0, eq);
-      if (key != "micro_step") StoreField(key, value, false, &r, &scratch->key, &step);
+      if (key != "micro_step") StoreField(key, value, false, &r, &scratch->keys, &step);
       if (slash == std::string_view::npos) return;
       seg.remove_prefix(slash + 1);
     }
@@ -158,11 +158,17 @@ bool ParseHfTrainerLine(std::string_view line, LineResult* out, Scratch* scratch
     has_loss |= key == "loss";
     has_train_loss |= key == "train_loss";
     has_eval |= key.substr(0, 5) == "eval_";
-    StoreField(key, value, false, &r, &scratch->key, &ignored);
+    StoreField(key, value, false, &r, &scratch->keys, &ignored);
   });
   if (has_loss) {
     out->kind = LineKind::kRecord;
     out->iteration_known = false;
+    // A progress bar drawn just before the dict on the same line ("10/100 [...]{'loss': ..").
+    LineResult bar;
+    if (ParseProgressLine(line.substr(0, open), &bar)) {
+      out->progress = bar.progress;
+      out->progress_total = bar.progress_total;
+    }
     return true;
   }
   if (has_train_loss) {  // the final summary dict: {'train_runtime': ..., 'train_loss': ...}

@@ -2,6 +2,9 @@
 
 #include <rapidjson/document.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "training/numbers.h"
 
 namespace lens::training {
@@ -48,24 +51,34 @@ size_t AnsiLength(std::string_view line, size_t i) {
 }  // namespace
 
 std::string_view StripAnsi(std::string_view line, std::string* out) {
-  size_t first = line.find_first_of("\x1b[");
-  if (first == std::string_view::npos) return line;
-  out->clear();
-  size_t copied = 0;
-  for (size_t i = first; i < line.size();) {
-    if (line[i] == '\x1b' || line[i] == '[') {
-      size_t n = AnsiLength(line, i);
-      if (n > 0) {
-        out->append(line.data() + copied, i - copied);
-        i += n;
-        copied = i;
-        continue;
-      }
+  // Jump between candidate bytes with memchr; most lines have few '[' and no ESC.
+  const char* const begin = line.data();
+  const char* const end = begin + line.size();
+  auto next = [end](const char* from, char c) {
+    const void* p = std::memchr(from, c, static_cast<size_t>(end - from));
+    return p == nullptr ? end : static_cast<const char*>(p);
+  };
+  const char* esc = next(begin, '\x1b');
+  const char* bracket = next(begin, '[');
+  const char* copied = begin;
+  bool changed = false;
+  while (true) {
+    const char* at = std::min(esc, bracket);
+    if (at == end) break;
+    const size_t i = static_cast<size_t>(at - begin);
+    const size_t n = AnsiLength(line, i);
+    const char* resume = at + (n > 0 ? n : 1);
+    if (n > 0) {
+      if (!changed) out->clear();
+      changed = true;
+      out->append(copied, at);
+      copied = resume;
     }
-    ++i;
+    if (esc < resume) esc = next(resume, '\x1b');
+    if (bracket < resume) bracket = next(resume, '[');
   }
-  if (copied == 0) return line;
-  out->append(line.data() + copied, line.size() - copied);
+  if (!changed) return line;
+  out->append(copied, end);
   return *out;
 }
 

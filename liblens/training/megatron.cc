@@ -59,9 +59,9 @@ bool ParseMegatronLine(std::string_view line, LineResult* out, Scratch* scratch)
     size_t bar = rest.find('|');
     std::string_view seg = rest.substr(0, bar);
     rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
-    size_t sep = seg.find_first_of(":=");
+    size_t sep = FindEither(seg, ':', '=');
     if (sep == std::string_view::npos) continue;
-    StoreField(seg.substr(0, sep), seg.substr(sep + 1), false, &r, &scratch->key, &global_step);
+    StoreField(seg.substr(0, sep), seg.substr(sep + 1), false, &r, &scratch->keys, &global_step);
   }
 
   // NeMo 2 / Lightning: "Training epoch E, iteration i/n" counts batches within the epoch;

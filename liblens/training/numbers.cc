@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <limits>
 
 namespace lens::training {
@@ -101,8 +103,10 @@ size_t ParseNumber(std::string_view s, double* out, bool allow_grouping) {
                                    std::chars_format::general);
   if (ptr == rest.data()) return 0;
   if (ec == std::errc::result_out_of_range) {
-    // Keep the sign and magnitude class of a number too large or small for a double.
-    v = std::abs(v) < 1 ? 0.0 : std::numeric_limits<double>::infinity();
+    // Too large or too small for a double: from_chars leaves v alone; strtod saturates
+    // (HUGE_VAL or 0), which keeps the magnitude class.
+    std::string copy(rest.data(), static_cast<size_t>(ptr - rest.data()));
+    v = std::strtod(copy.c_str(), nullptr);
   } else if (ec != std::errc()) {
     return 0;
   }

@@ -11,6 +11,7 @@
 #include "lens/training.h"
 #include "training/formats.h"
 #include "training/line.h"
+#include "training/numbers.h"
 #include "training/scan.h"
 
 namespace lens {
@@ -25,6 +26,10 @@ class TrainingLogParser::Impl {
 
   void Feed(std::string_view chunk);
   void Finish();
+  std::vector<IterationRecord> TakeRecords() {
+    last_record_index_ = SIZE_MAX;  // a later merge re-emits instead of editing in place
+    return std::exchange(records_, {});
+  }
 
   TrainingParserOptions options_;
   TrainingParserStats stats_;
@@ -226,7 +231,13 @@ void TrainingLogParser::Impl::HandleCri(const training::CriLine& cri) {
 void TrainingLogParser::Impl::ProcessMessage(std::string_view message,
                                              std::optional<double> timestamp_s) {
   while (!message.empty()) {
-    size_t cut = message.find_first_of("\r\n");
+    const void* cr = std::memchr(message.data(), '\r', message.size());
+    const void* nl = std::memchr(message.data(), '\n', message.size());
+    const char* first = static_cast<const char*>(cr == nullptr ? nl
+                                                 : nl == nullptr ? cr
+                                                                 : std::min(cr, nl));
+    size_t cut = first == nullptr ? std::string_view::npos
+                                  : static_cast<size_t>(first - message.data());
     std::string_view piece = message.substr(0, cut);
     if (!piece.empty()) ProcessText(piece, timestamp_s);
     if (cut == std::string_view::npos) break;
@@ -306,6 +317,9 @@ bool TrainingLogParser::Impl::MergeIntoLast(const IterationRecord& r) {
 void TrainingLogParser::Impl::OnRecord(training::LineResult& result) {
   IterationRecord& r = result.record;
   r.line = line_no_;
+  if (result.progress >= 0 && (!total_steps_ || *total_steps_ == result.progress_total)) {
+    last_progress_ = result.progress;
+  }
   if (!result.iteration_known) {
     // HF Trainer dicts carry no step: take the progress bar's, else count on from the last.
     const int64_t next = run_has_records_ ? last_iteration_ + 1 : 1;
@@ -378,9 +392,7 @@ TrainingLogParser& TrainingLogParser::operator=(TrainingLogParser&&) noexcept = 
 
 void TrainingLogParser::Feed(std::string_view chunk) { impl_->Feed(chunk); }
 void TrainingLogParser::Finish() { impl_->Finish(); }
-std::vector<IterationRecord> TrainingLogParser::TakeRecords() {
-  return std::exchange(impl_->records_, {});
-}
+std::vector<IterationRecord> TrainingLogParser::TakeRecords() { return impl_->TakeRecords(); }
 std::vector<TrainingEvent> TrainingLogParser::TakeEvents() {
   return std::exchange(impl_->events_, {});
 }

@@ -1,5 +1,6 @@
 #include "training/scan.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -79,11 +80,19 @@ size_t CountNewlines(std::string_view text) {
   const char* p = text.data();
   const size_t n = text.size();
   const __m128i nl = _mm_set1_epi8('\n');
+  const __m128i zero = _mm_setzero_si128();
   size_t count = 0, i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    count += static_cast<size_t>(
-        __builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(b, nl)))));
+  // Per-lane byte counters (cmpeq gives -1 per match), summed before they can overflow.
+  while (i + 16 <= n) {
+    __m128i acc = _mm_setzero_si128();
+    const size_t blocks = std::min<size_t>((n - i) / 16, 255);
+    for (size_t b = 0; b < blocks; ++b, i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, nl));
+    }
+    const __m128i sums = _mm_sad_epu8(acc, zero);
+    count += static_cast<size_t>(_mm_cvtsi128_si32(sums)) +
+             static_cast<size_t>(_mm_cvtsi128_si32(_mm_unpackhi_epi64(sums, sums)));
   }
   for (; i < n; ++i) count += p[i] == '\n';
   return count;

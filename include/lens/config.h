@@ -1,0 +1,109 @@
+// The product's configuration file: one YAML document parsed once into typed,
+// validated option structs, one struct per component section.
+//
+//   logging:
+//     level: info            # debug | info | warn | error
+//     format: json           # text | json
+//   metrics:
+//     compatNames: true      # also export the original platform's metric names
+//     listenAddress: ":9400" # empty: serve /metrics on httpPort
+//   httpPort: 8989
+//
+// Sections of components not built yet (`database`, `nodeExporter`, `jobs`,
+// `netflow`, `multiCluster`) are rejected as unknown keys until their option
+// structs are added here. To add a section: a struct with defaults and `Status
+// Validate() const`, a member in Config, a decoder in liblens/core/config.cc's
+// section table, and its env-overridable keys there.
+//
+// Precedence: built-in defaults < file < LENS_* environment variables (< daemon
+// flags, which daemons apply to the returned Config). The environment variable
+// of a key is "LENS_" plus its path in upper snake case: logging.level ->
+// LENS_LOGGING_LEVEL, metrics.compatNames -> LENS_METRICS_COMPAT_NAMES,
+// httpPort -> LENS_HTTP_PORT.
+//
+// All functions here are thread-safe (they share no state); the structs are
+// plain values.
+#ifndef LENS_CONFIG_H_
+#define LENS_CONFIG_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "lens/export.h"
+#include "lens/log.h"
+#include "lens/status.h"
+
+namespace lens {
+
+// `logging:` section.
+struct LENS_EXPORT LoggingOptions {
+  LogLevel level = LogLevel::kInfo;
+  LogFormat format = LogFormat::kText;
+
+  // Always OK today (both fields are enums checked while parsing); kept for
+  // uniformity.
+  Status Validate() const;
+};
+
+// `metrics:` section.
+struct LENS_EXPORT MetricsOptions {
+  // `compatNames`: also export series under the original platform's metric
+  // names (gpu_utilization, rdma_stat_*, ...) so existing dashboards keep
+  // working.
+  bool compat_names = false;
+  // `listenAddress`: "host:port", ":port" (all interfaces) or "[v6addr]:port"
+  // for a separate metrics listener; empty means /metrics is served on the main
+  // HTTP port.
+  std::string listen_address;
+
+  // InvalidArgument if listen_address is not empty and not host:port with
+  // port 1..65535.
+  Status Validate() const;
+};
+
+// The whole configuration file. Plain value; copy freely.
+struct LENS_EXPORT Config {
+  LoggingOptions logging;
+  MetricsOptions metrics;
+  // `httpPort`: the daemon's HTTP port, 1..65535; unset means the daemon's own
+  // default.
+  std::optional<int> http_port;
+
+  // Validates every section; the first error names its section
+  // ("metrics.listenAddress: ...").
+  Status Validate() const;
+};
+
+// Knobs of the loader (tests inject an environment; daemons use the defaults).
+struct ConfigLoadOptions {
+  // Files larger than this are rejected with ResourceExhausted before parsing.
+  uint64_t max_file_bytes = uint64_t{1} << 20;  // 1 MiB
+  // Looks up an environment variable; empty function: the process environment
+  // (getenv).
+  std::function<std::optional<std::string>(const std::string& name)> getenv;
+};
+
+// Reads and parses the YAML file at `path`, applies LENS_* environment
+// overrides, validates. Errors: NotFound (no such file, message names the
+// path), PermissionDenied, ResourceExhausted (file larger than max_file_bytes),
+// InvalidArgument for bad content:
+// "<path>:<line>:<column>: <key path>: <problem>", e.g.
+// "/etc/lens.yaml:3:3: logging.levle: unknown key" or
+// "/etc/lens.yaml:7:11: httpPort: expected an integer, got \"eighty\"".
+// Values that came from the environment are reported as "LENS_HTTP_PORT=...:
+// httpPort: ...".
+LENS_EXPORT StatusOr<Config> LoadConfigFile(
+    const std::string& path, const ConfigLoadOptions& options = {});
+
+// As LoadConfigFile, from YAML text already in memory; `source_name` prefixes
+// error locations. Empty text gives the defaults (plus environment overrides).
+LENS_EXPORT StatusOr<Config> ParseConfig(std::string_view yaml,
+                                         std::string_view source_name,
+                                         const ConfigLoadOptions& options = {});
+
+}  // namespace lens
+
+#endif  // LENS_CONFIG_H_

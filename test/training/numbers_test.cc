@@ -1,0 +1,90 @@
+#include "training/numbers.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+namespace lens::training {
+namespace {
+
+double Num(std::string_view s, bool grouping = false, size_t* used = nullptr) {
+  double v = -12345;
+  size_t n = ParseNumber(s, &v, grouping);
+  if (used) *used = n;
+  EXPECT_GT(n, 0u) << s;
+  return v;
+}
+
+TEST(ParseNumberTest, ParsesIntegersDecimalsAndExponents) {
+  EXPECT_EQ(Num("27136"), 27136);
+  EXPECT_DOUBLE_EQ(Num("16601.3"), 16601.3);
+  EXPECT_DOUBLE_EQ(Num("9.997254E-06"), 9.997254e-06);
+  EXPECT_DOUBLE_EQ(Num("4.447942E+00"), 4.447942);
+  EXPECT_DOUBLE_EQ(Num("1e3"), 1000);
+  EXPECT_DOUBLE_EQ(Num("-0.5"), -0.5);
+  EXPECT_DOUBLE_EQ(Num("+2"), 2);
+  EXPECT_DOUBLE_EQ(Num(".25"), 0.25);
+}
+
+TEST(ParseNumberTest, ParsesNanAndInfinityInAnyCase) {
+  EXPECT_TRUE(std::isnan(Num("nan")));
+  EXPECT_TRUE(std::isnan(Num("NaN")));
+  EXPECT_TRUE(std::isnan(Num("-nan")));
+  EXPECT_EQ(Num("inf"), INFINITY);
+  EXPECT_EQ(Num("-inf"), -INFINITY);
+  EXPECT_EQ(Num("Infinity"), INFINITY);
+}
+
+TEST(ParseNumberTest, RejectsWordsThatStartLikeNumbers) {
+  double v = 0;
+  EXPECT_EQ(ParseNumber("info", &v), 0u);
+  EXPECT_EQ(ParseNumber("nanoseconds", &v), 0u);
+  EXPECT_EQ(ParseNumber("abc", &v), 0u);
+  EXPECT_EQ(ParseNumber("-", &v), 0u);
+  EXPECT_EQ(ParseNumber("", &v), 0u);
+}
+
+TEST(ParseNumberTest, ThousandsSeparatorsOnlyWhenAllowed) {
+  size_t used = 0;
+  EXPECT_EQ(Num("6,785", true, &used), 6785);
+  EXPECT_EQ(used, 5u);
+  EXPECT_EQ(Num("1,234,567.5 tps", true, &used), 1234567.5);
+  EXPECT_EQ(used, 11u);
+  EXPECT_EQ(Num("6,785", false, &used), 6);
+  EXPECT_EQ(used, 1u);
+  // "12, 13" is a list, not a grouped number.
+  EXPECT_EQ(Num("12, 13", true, &used), 12);
+  EXPECT_EQ(used, 2u);
+}
+
+TEST(ParseNumberTest, OutOfRangeKeepsMagnitudeClass) {
+  EXPECT_EQ(Num("1e999"), INFINITY);
+  EXPECT_EQ(Num("1e-999"), 0.0);
+}
+
+TEST(ParseValueTest, ParsesPairsQuadsAndParenthesised) {
+  Value v;
+  ASSERT_TRUE(ParseValue(" 16601.3/17219.3 ", &v));
+  EXPECT_EQ(v.count, 2);
+  EXPECT_DOUBLE_EQ(v.num[1], 17219.3);
+  ASSERT_TRUE(ParseValue("253.38GB/2.60GB/255.98GB/98.98%", &v));
+  EXPECT_EQ(v.count, 4);
+  EXPECT_EQ(v.unit[0], "GB");
+  EXPECT_EQ(v.unit[3], "%");
+  EXPECT_DOUBLE_EQ(v.num[3], 98.98);
+  ASSERT_TRUE(ParseValue("68.57GiB(86.69%)", &v));
+  EXPECT_EQ(v.count, 2);
+  EXPECT_EQ(v.unit[0], "GiB");
+  EXPECT_DOUBLE_EQ(v.num[1], 86.69);
+}
+
+TEST(ParseValueTest, RejectsTextAndTrailingGarbage) {
+  Value v;
+  EXPECT_FALSE(ParseValue("True", &v));
+  EXPECT_FALSE(ParseValue("1.5 2.5", &v));
+  EXPECT_FALSE(ParseValue("1/2/3/4/5", &v));
+  EXPECT_FALSE(ParseValue("", &v));
+}
+
+}  // namespace
+}  // namespace lens::training
