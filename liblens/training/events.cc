@@ -19,6 +19,7 @@ enum class Extract : uint8_t {
   kStepParenPath,   // "... step N (PATH) ..." (NeMo async finalize)
   kStep,            // "... step N"
   kSecondsAfterIn,  // "... in 3.21 seconds"
+  kGlobalStepWord,  // "... global_step200 ..." before the pattern (DeepSpeed)
 };
 
 struct EventPattern {
@@ -31,6 +32,7 @@ struct EventPattern {
 // More specific patterns first.
 constexpr EventPattern kPatterns[] = {
     {"successfully saved checkpoint", T::kCheckpointSaveEnd, Fmt::kMegatron, Extract::kIterationPath},
+    {"Successfully saved checkpoint", T::kCheckpointSaveEnd, Fmt::kUnknown, Extract::kIterationPath},
     {"saving checkpoint at iteration", T::kCheckpointSaveStart, Fmt::kMegatron, Extract::kIterationPath},
     {"Async checkpoint save for step", T::kCheckpointSaveEnd, Fmt::kNeMo, Extract::kStepParenPath},
     {"Scheduled async checkpoint save for", T::kCheckpointSaveStart, Fmt::kNeMo, Extract::kPath},
@@ -39,6 +41,8 @@ constexpr EventPattern kPatterns[] = {
     {"Saving the checkpoint", T::kCheckpointSaveStart, Fmt::kTorchTitan, Extract::kNone},
     {"Saving model checkpoint to", T::kCheckpointSaveStart, Fmt::kHfTrainer, Extract::kPath},
     {"Saving model checkpoint:", T::kCheckpointSaveStart, Fmt::kDeepSpeed, Extract::kPath},
+    {"is about to be saved!", T::kCheckpointSaveStart, Fmt::kDeepSpeed, Extract::kGlobalStepWord},
+    {"is ready now!", T::kCheckpointSaveEnd, Fmt::kDeepSpeed, Extract::kGlobalStepWord},
     {"Training starts at step", T::kTrainingStart, Fmt::kTorchTitan, Extract::kStep},
     {"***** Running training *****", T::kTrainingStart, Fmt::kUnknown, Extract::kNone},
     {"[after training is done]", T::kTrainingEnd, Fmt::kMegatron, Extract::kNone},
@@ -65,9 +69,16 @@ std::string_view PathToken(std::string_view s) {
   return path;
 }
 
-void Fill(std::string_view rest, Extract how, TrainingEvent* e) {
+void Fill(std::string_view before, std::string_view rest, Extract how, TrainingEvent* e) {
   long long n = 0;
   switch (how) {
+    case Extract::kGlobalStepWord: {
+      size_t at = before.rfind("global_step");
+      if (at != std::string_view::npos && ParseInt(before.substr(at + 11), &n) > 0) {
+        e->iteration = n;
+      }
+      return;
+    }
     case Extract::kNone:
     case Extract::kAtEnd:
       return;
@@ -124,7 +135,7 @@ bool ParseEventLine(std::string_view line, LineResult* out) {
     out->event = TrainingEvent();
     out->event.type = p.type;
     out->event.format = p.format;
-    Fill(rest, p.extract, &out->event);
+    Fill(line.substr(0, at), rest, p.extract, &out->event);
     return true;
   }
   return false;

@@ -43,6 +43,7 @@ constexpr FieldSpec kSpecs[] = {
     {"train step timing in s", K::kScalar, F::kElapsedMs, kNone, 1000},
     {"lr", K::kScalar, F::kLearningRate, kNone, 1},
     {"global step", K::kIteration, kNone, kNone, 1},
+    {"tflops per gpu", K::kScalar, F::kTflopsPerGpu, kNone, 1},
     // TorchTitan
     {"step", K::kIteration, kNone, kNone, 1},
     {"loss", K::kScalar, F::kLoss, kNone, 1},
@@ -58,6 +59,8 @@ constexpr FieldSpec kSpecs[] = {
     {"memallocated", K::kScalar, F::kMemUsedGb, kNone, 1},
     {"maxmemallocated", K::kScalar, F::kMemMaxAllocatedGb, kNone, 1},
     {"mom", K::kIgnore, kNone, kNone, 1},
+    {"iter time s", K::kScalar, F::kElapsedMs, kNone, 1000},
+    {"samples/sec", K::kScalar, F::kSamplesPerS, kNone, 1},
 };
 
 constexpr bool IsRatio(F f) { return f == F::kMfu || f == F::kMemUsageRatio; }
@@ -177,33 +180,34 @@ const KeyCache::Entry& KeyCache::Lookup(std::string_view raw_key) {
   return entries_.back();
 }
 
-void StoreField(std::string_view raw_key, std::string_view raw_value, bool allow_grouping,
+bool StoreField(std::string_view raw_key, std::string_view raw_value, bool allow_grouping,
                 IterationRecord* record, KeyCache* keys, long long* iteration) {
   const KeyCache::Entry& entry = keys->Lookup(raw_key);
   std::string_view key = entry.normalized;
-  if (key.empty()) return;
+  if (key.empty()) return false;
   const FieldSpec* spec = entry.spec;
-  if (spec != nullptr && spec->kind == K::kIgnore) return;
+  if (spec != nullptr && spec->kind == K::kIgnore) return true;
   Value value;
   // DeepSpeed prints learning rates per parameter group: "lr=[9.6e-06, 9.6e-06]".
   std::string_view rv = TrimBlanks(raw_value);
   if (!rv.empty() && rv.front() == '[') {
     size_t end = FindEither(rv, ',', ']');
-    if (end == std::string_view::npos) return;
+    if (end == std::string_view::npos) return false;
     rv = rv.substr(1, end - 1);
   }
-  if (!ParseValue(rv, &value, allow_grouping)) return;
+  if (!ParseValue(rv, &value, allow_grouping)) return spec == nullptr && !rv.empty();
   if (spec != nullptr) {
     if (spec->kind == K::kIteration) {
       if (value.count == 1 && value.num[0] >= 0 && value.num[0] < 9.2e18 &&
           value.num[0] == std::floor(value.num[0])) {
         *iteration = static_cast<long long>(value.num[0]);
       }
-      return;
+      return true;
     }
-    if (ApplyField(*spec, value, record)) return;
+    if (ApplyField(*spec, value, record)) return true;
   }
   if (record->extra.size() < 64) record->extra.emplace_back(std::string(key), value.num[0]);
+  return true;
 }
 
 }  // namespace lens::training

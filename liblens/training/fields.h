@@ -62,8 +62,9 @@ class KeyCache {
 };
 
 // Stores a known or unknown key/value pair: typed field when known, `extra` otherwise.
-// Values that are not numbers are ignored. `iteration` receives kIteration fields.
-void StoreField(std::string_view raw_key, std::string_view raw_value, bool allow_grouping,
+// Values that are not numbers are ignored. `iteration` receives kIteration fields. Returns
+// false when the value of a known key, or an empty value, does not parse (a malformed field).
+bool StoreField(std::string_view raw_key, std::string_view raw_value, bool allow_grouping,
                 IterationRecord* record, KeyCache* keys, long long* iteration);
 
 }  // namespace lens::training

@@ -59,6 +59,7 @@ void ParseLine(std::string_view line, const LinePrefix& prefix, LineResult* out,
                Scratch* scratch) {
   out->kind = LineKind::kNothing;
   out->iteration_known = true;
+  out->malformed = false;
   out->progress = -1;
   out->progress_total = 0;
   if (ParseMegatronLine(line, out, scratch)) {
@@ -66,6 +67,7 @@ void ParseLine(std::string_view line, const LinePrefix& prefix, LineResult* out,
       out->record.format = TrainingFormat::kPrimus;
     }
   } else if (!ParseTorchTitanLine(line, out, scratch) && !ParseDeepSpeedLine(line, out, scratch) &&
+             !ParseDeepSpeedPipeLine(line, out, scratch) &&
              !ParseHfTrainerLine(line, out, scratch) && !ParseProgressLine(line, out) &&
              !ParseEventLine(line, out)) {
     out->kind = LooksLikeMetrics(line) ? LineKind::kCandidate : LineKind::kNothing;
@@ -77,6 +79,9 @@ void ParseLine(std::string_view line, const LinePrefix& prefix, LineResult* out,
     out->record.world_size = prefix.world_size;
   } else if (out->kind == LineKind::kEvent) {
     out->event.timestamp_s = prefix.timestamp_s;
+    if (prefix.primus && out->event.format == TrainingFormat::kMegatron) {
+      out->event.format = TrainingFormat::kPrimus;
+    }
   }
 }
 

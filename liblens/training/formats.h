@@ -26,6 +26,7 @@ struct LineResult {
   LineKind kind = LineKind::kNothing;
   IterationRecord record;
   bool iteration_known = true;  // false: the format prints no step number (HF Trainer dicts)
+  bool malformed = false;       // a record with fields that did not parse (truncated, garbled)
   TrainingEvent event;
   long long progress = 0;
   long long progress_total = 0;
@@ -42,6 +43,7 @@ void ParseLine(std::string_view line, const LinePrefix& prefix, LineResult* out,
 // Individual formats; each returns true when it recognised the line (out filled).
 bool ParseMegatronLine(std::string_view line, LineResult* out, Scratch* scratch);
 bool ParseTorchTitanLine(std::string_view line, LineResult* out, Scratch* scratch);
+bool ParseDeepSpeedPipeLine(std::string_view line, LineResult* out, Scratch* scratch);
 bool ParseDeepSpeedLine(std::string_view line, LineResult* out, Scratch* scratch);
 bool ParseHfTrainerLine(std::string_view line, LineResult* out, Scratch* scratch);
 bool ParseProgressLine(std::string_view line, LineResult* out);

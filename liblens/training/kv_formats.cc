@@ -119,7 +119,49 @@ bool ParseDeepSpeedLine(std::string_view line, LineResult* out, Scratch* scratch
     }
   });
   if (step < 0 || r.FieldCount() == 0) return false;
+  if (step == 0) {
+    // DeepSpeed prints "step=0" with lr=0 while the engine is built, before training starts.
+    out->kind = LineKind::kNothing;
+    return true;
+  }
   r.iteration = step;
+  out->kind = LineKind::kRecord;
+  return true;
+}
+
+// DeepSpeed's pipeline engine: "steps: 10 loss: 9.9602 iter time (s): 14.912 samples/sec: 34.3".
+// Values have no blanks, keys may: split at ": " and peel each value off the next key.
+bool ParseDeepSpeedPipeLine(std::string_view line, LineResult* out, Scratch* scratch) {
+  size_t at = FindWord(line, "steps: ");
+  if (at == std::string_view::npos) return false;
+  std::string_view rest = line.substr(at + 7);
+  long long step = 0;
+  size_t n = ParseInt(rest, &step);
+  if (n == 0 || n >= rest.size() || !IsBlank(rest[n])) return false;
+  rest.remove_prefix(n);
+  IterationRecord& r = out->record;
+  r = IterationRecord();
+  r.format = TrainingFormat::kDeepSpeed;
+  r.iteration = step;
+  long long ignored = 0;
+  std::string_view key;
+  while (true) {
+    size_t sep = rest.find(": ");
+    std::string_view piece = rest.substr(0, sep);
+    if (!key.empty()) {
+      std::string_view value = TrimBlanks(piece);
+      size_t blank = value.find(' ');
+      if (sep != std::string_view::npos && blank == std::string_view::npos) return false;
+      StoreField(key, value.substr(0, blank), false, &r, &scratch->keys, &ignored);
+      if (blank == std::string_view::npos) break;
+      key = TrimBlanks(value.substr(blank + 1));
+    } else {
+      key = TrimBlanks(piece);
+    }
+    if (sep == std::string_view::npos) break;
+    rest.remove_prefix(sep + 2);
+  }
+  if (!r.Has(IterationField::kLoss)) return false;
   out->kind = LineKind::kRecord;
   return true;
 }

@@ -153,7 +153,7 @@ bool ParseCriLine(std::string_view line, CriLine* out) {
 }
 
 bool ParseJsonRecord(std::string_view line, std::string* message,
-                     std::optional<double>* timestamp_s) {
+                     std::optional<double>* timestamp_s, CriLine* cri) {
   line = TrimBlanks(line);
   if (line.size() < 2 || line.front() != '{' || line[1] != '"') return false;
   rapidjson::Document doc;
@@ -169,6 +169,15 @@ bool ParseJsonRecord(std::string_view line, std::string* message,
   }
   if (text == nullptr) return false;
   message->assign(text->GetString(), text->GetStringLength());
+  if (cri != nullptr) {
+    auto p = doc.FindMember("_p");
+    cri->partial = p != doc.MemberEnd() && p->value.IsString() &&
+                   std::string_view(p->value.GetString()) == "P";
+    auto stream = doc.FindMember("stream");
+    cri->is_stderr = stream != doc.MemberEnd() && stream->value.IsString() &&
+                     std::string_view(stream->value.GetString()) == "stderr";
+    if (cri->partial) return true;  // keep the text exactly as it is: it continues
+  }
   while (!message->empty() && (message->back() == '\n' || message->back() == '\r')) {
     message->pop_back();
   }

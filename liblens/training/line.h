@@ -28,8 +28,10 @@ bool ParseCriLine(std::string_view line, CriLine* out);
 // A fluent-bit / Docker JSON record: {"log": "...", ...} or {"message": "...", ...}. Decodes the
 // message (JSON escapes included) into `message`; the record's time ("time" RFC3339 or "date"
 // Unix seconds) into `timestamp_s` when present. False when the line is not such a record.
+// A record whose "_p" is "P" (fluent-bit's CRI parser) is partial: `cri` (optional) receives
+// partial/stream flags so the caller joins it with the next record like a CRI line.
 bool ParseJsonRecord(std::string_view line, std::string* message,
-                     std::optional<double>* timestamp_s);
+                     std::optional<double>* timestamp_s, CriLine* cri = nullptr);
 
 // Unix seconds of an RFC3339-like time at the start of s ("2025-01-02T03:04:05.123Z",
 // "2024-06-21 10:50:42,441", "20251023 12:39:12"); times without a zone are taken as UTC.

@@ -60,8 +60,15 @@ bool ParseMegatronLine(std::string_view line, LineResult* out, Scratch* scratch)
     std::string_view seg = rest.substr(0, bar);
     rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
     size_t sep = FindEither(seg, ':', '=');
-    if (sep == std::string_view::npos) continue;
-    StoreField(seg.substr(0, sep), seg.substr(sep + 1), false, &r, &scratch->keys, &global_step);
+    if (sep == std::string_view::npos) {
+      // Only the blank tail after the last '|' is expected; anything else is a cut or glued line.
+      if (!TrimBlanks(seg).empty()) out->malformed = true;
+      continue;
+    }
+    if (!StoreField(seg.substr(0, sep), seg.substr(sep + 1), false, &r, &scratch->keys,
+                    &global_step)) {
+      out->malformed = true;
+    }
   }
 
   // NeMo 2 / Lightning: "Training epoch E, iteration i/n" counts batches within the epoch;

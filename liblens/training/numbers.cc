@@ -135,6 +135,7 @@ bool ParseValue(std::string_view s, Value* v, bool allow_grouping) {
     if (i == s.size()) return true;
     if (s[i] == '/') {
       ++i;
+      while (i < s.size() && IsBlank(s[i])) ++i;  // Primus prints "227.35GB/ 28.63GB/ ..."
     } else if (s[i] == '(' && s.back() == ')') {
       s.remove_suffix(1);
       ++i;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include "lens/training.h"
@@ -30,6 +31,10 @@ class TrainingLogParser::Impl {
     last_record_index_ = SIZE_MAX;  // a later merge re-emits instead of editing in place
     return std::exchange(records_, {});
   }
+  std::vector<TrainingEvent> TakeEvents() {
+    for (size_t& i : last_event_index_) i = SIZE_MAX;
+    return std::exchange(events_, {});
+  }
 
   TrainingParserOptions options_;
   TrainingParserStats stats_;
@@ -49,6 +54,10 @@ class TrainingLogParser::Impl {
   void OnEvent(TrainingEvent& event);
   bool MergeIntoLast(const IterationRecord& r);
   void NewRun();
+  void CountCandidate(std::string_view line) {
+    ++stats_.unparsed_candidates;
+    if (stats_.unparsed_example.empty()) stats_.unparsed_example = std::string(line.substr(0, 512));
+  }
 
   // Line assembly.
   std::string carry_;
@@ -73,7 +82,12 @@ class TrainingLogParser::Impl {
   long long last_progress_ = -1;
   std::optional<int64_t> total_steps_;
   std::optional<TrainingEvent> last_event_[4];  // per type, in this run
-  std::optional<TrainingEvent> pending_checkpoint_;
+  size_t last_event_index_[4] = {SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};  // in events_
+  struct Checkpoint {
+    TrainingEvent start;
+    bool ended;
+  };
+  std::vector<Checkpoint> checkpoints_;  // the latest saves started in this run (<= 8)
 };
 
 void TrainingLogParser::Impl::AppendCarry(std::string_view piece) {
@@ -193,7 +207,15 @@ void TrainingLogParser::Impl::HandleLine(std::string_view line) {
   }
   if (line.size() > 1 && line[0] == '{' && line[1] == '"') {
     std::optional<double> ts;
-    if (training::ParseJsonRecord(line, &json_buf_, &ts)) {
+    training::CriLine flags;
+    if (training::ParseJsonRecord(line, &json_buf_, &ts, &flags)) {
+      const int s = flags.is_stderr ? 1 : 0;
+      if (flags.partial || !cri_partial_[s].empty() || cri_partial_oversized_[s]) {
+        flags.message = json_buf_;
+        flags.timestamp_s = ts.value_or(0);
+        HandleCri(flags);
+        return;
+      }
       ProcessMessage(json_buf_, ts);
       return;
     }
@@ -257,6 +279,7 @@ void TrainingLogParser::Impl::ProcessText(std::string_view text,
     case LineKind::kNothing:
       return;
     case LineKind::kRecord:
+      if (result_.malformed) CountCandidate(clean);
       OnRecord(result_);
       return;
     case LineKind::kEvent:
@@ -271,10 +294,7 @@ void TrainingLogParser::Impl::ProcessText(std::string_view text,
       total_steps_ = result_.progress_total;
       return;
     case LineKind::kCandidate:
-      ++stats_.unparsed_candidates;
-      if (stats_.unparsed_example.empty()) {
-        stats_.unparsed_example = std::string(clean.substr(0, 512));
-      }
+      CountCandidate(clean);
       return;
   }
 }
@@ -286,7 +306,7 @@ void TrainingLogParser::Impl::NewRun() {
   last_progress_ = -1;
   total_steps_.reset();
   for (auto& e : last_event_) e.reset();
-  pending_checkpoint_.reset();
+  checkpoints_.clear();
 }
 
 bool TrainingLogParser::Impl::MergeIntoLast(const IterationRecord& r) {
@@ -362,24 +382,45 @@ void TrainingLogParser::Impl::OnEvent(TrainingEvent& e) {
     } else if (last_event_[type]) {
       return;  // every rank announcing the same start
     }
-  } else if (run_has_records_ && !e.iteration) {
-    e.iteration = last_iteration_;  // saved (or ended) after the last logged step
   }
-  if (e.type == TrainingEventType::kCheckpointSaveEnd && pending_checkpoint_) {
-    const TrainingEvent& start = *pending_checkpoint_;
-    if (!e.iteration) e.iteration = start.iteration;
-    if (e.path.empty()) e.path = start.path;
-    if (!e.duration_s && e.timestamp_s && start.timestamp_s &&
-        *e.timestamp_s >= *start.timestamp_s) {
-      e.duration_s = *e.timestamp_s - *start.timestamp_s;
+  if (e.type == TrainingEventType::kCheckpointSaveEnd) {
+    // The save that wrote this path, else the latest open one. Its iteration wins: NeMo's
+    // "finalized" line counts the step after the one saved.
+    auto start = std::find_if(checkpoints_.rbegin(), checkpoints_.rend(),
+                              [&](const Checkpoint& c) { return c.start.path == e.path; });
+    if (start == checkpoints_.rend()) {
+      start = std::find_if(checkpoints_.rbegin(), checkpoints_.rend(),
+                           [](const Checkpoint& c) { return !c.ended; });
+    }
+    if (start != checkpoints_.rend()) {
+      if (start->start.iteration) e.iteration = start->start.iteration;
+      if (e.path.empty()) e.path = start->start.path;
+      const auto& t0 = start->start.timestamp_s;
+      if (!start->ended && !e.duration_s && e.timestamp_s && t0 && *e.timestamp_s >= *t0) {
+        e.duration_s = std::round((*e.timestamp_s - *t0) * 1e6) / 1e6;
+      }
+      start->ended = true;
     }
   }
+  if (run_has_records_ && !e.iteration && e.type != TrainingEventType::kTrainingStart) {
+    e.iteration = last_iteration_;  // saved (or ended) after the last logged step
+  }
+  if (e.type == TrainingEventType::kCheckpointSaveStart) {
+    if (checkpoints_.size() >= 8) checkpoints_.erase(checkpoints_.begin());
+    checkpoints_.push_back({e, false});
+  }
+  // One event per save and step: other ranks, and frameworks that log a save in several
+  // lines or files (NeMo writes "x.ckpt" and "x-last.ckpt"), repeat it.
   const auto& last = last_event_[type];
-  if (last && last->iteration == e.iteration && last->path == e.path) return;  // other ranks
-  if (e.type == TrainingEventType::kCheckpointSaveStart) pending_checkpoint_ = e;
-  if (e.type == TrainingEventType::kCheckpointSaveEnd) pending_checkpoint_.reset();
+  if (last && last->iteration == e.iteration) {
+    if (last->path.empty() && !e.path.empty() && last_event_index_[type] < events_.size()) {
+      events_[last_event_index_[type]].path = e.path;
+    }
+    return;
+  }
   e.run = run_;
   last_event_[type] = e;
+  last_event_index_[type] = events_.size();
   events_.push_back(e);
   ++stats_.events;
 }
@@ -393,9 +434,7 @@ TrainingLogParser& TrainingLogParser::operator=(TrainingLogParser&&) noexcept = 
 void TrainingLogParser::Feed(std::string_view chunk) { impl_->Feed(chunk); }
 void TrainingLogParser::Finish() { impl_->Finish(); }
 std::vector<IterationRecord> TrainingLogParser::TakeRecords() { return impl_->TakeRecords(); }
-std::vector<TrainingEvent> TrainingLogParser::TakeEvents() {
-  return std::exchange(impl_->events_, {});
-}
+std::vector<TrainingEvent> TrainingLogParser::TakeEvents() { return impl_->TakeEvents(); }
 const TrainingParserStats& TrainingLogParser::stats() const { return impl_->stats_; }
 int32_t TrainingLogParser::current_run() const { return impl_->run_; }
 

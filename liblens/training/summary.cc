@@ -40,7 +40,7 @@ TrainingSummaryBuilder::RunAcc* TrainingSummaryBuilder::Run(int32_t run) {
 void TrainingSummaryBuilder::Add(const IterationRecord& r) {
   RunAcc* acc = Run(r.run);
   RunSummary& s = acc->s;
-  if (s.format == TrainingFormat::kUnknown) s.format = r.format;
+  if (s.iterations == 0) s.format = r.format;  // records name the format better than events
   ++s.iterations;
   if (!s.first_iteration) s.first_iteration = r.iteration;
   s.last_iteration = r.iteration;
