@@ -46,6 +46,8 @@ constexpr EventPattern kPatterns[] = {
     {"Training starts at step", T::kTrainingStart, Fmt::kTorchTitan, Extract::kStep},
     {"***** Running training *****", T::kTrainingStart, Fmt::kUnknown, Extract::kNone},
     {"[after training is done]", T::kTrainingEnd, Fmt::kMegatron, Extract::kNone},
+    {"[exiting program at iteration", T::kTrainingEnd, Fmt::kMegatron, Extract::kStep},
+    {"[exiting program after", T::kTrainingEnd, Fmt::kMegatron, Extract::kNone},
     {"Training completed", T::kTrainingEnd, Fmt::kUnknown, Extract::kNone},
     {"`Trainer.fit` stopped", T::kTrainingEnd, Fmt::kNeMo, Extract::kNone},
     {"[before the start of training step]", T::kTrainingStart, Fmt::kMegatron, Extract::kNone},

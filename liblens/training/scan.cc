@@ -5,7 +5,7 @@
 #include <cstring>
 
 #if defined(__SSE2__)
-#include <emmintrin.h>
+#include <immintrin.h>
 #endif
 
 namespace lens::training {
@@ -39,41 +39,61 @@ size_t FindTriggerScalar(const char* p, size_t begin, size_t n) {
 }  // namespace
 
 #if defined(__SSE2__)
-// For each needle compare its first byte at i and its last byte at i+len-1 over 16 positions
-// at once (W. Mula's "generic SIMD" substring search), OR the masks of all needles, and verify
-// the few surviving positions with memcmp.
-size_t FindTrigger(std::string_view text) {
-  const char* p = text.data();
-  const size_t n = text.size();
-  if (n < 16 + kMaxNeedle) return FindTriggerScalar(p, 0, n);
-  const __m128i i_first = _mm_set1_epi8('i'), i_last = _mm_set1_epi8('n');   // iteration
-  const __m128i s_first = _mm_set1_epi8('s'), s_last = _mm_set1_epi8('p');   // step
-  const __m128i l_first = _mm_set1_epi8('l'), l_last = _mm_set1_epi8('s');   // loss
-  const __m128i h_first = _mm_set1_epi8('h'), h_last = _mm_set1_epi8('t');   // heckpoint
-  const __m128i r_first = _mm_set1_epi8('r'), r_last = _mm_set1_epi8('g');   // raining
-  const __m128i pct = _mm_set1_epi8('%'), bar = _mm_set1_epi8('|');          // %|
-  size_t i = 0;
-  const size_t limit = n - 16 - kMaxNeedle + 1;
-  for (; i < limit; i += 16) {
-    const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 1));
-    const __m128i b3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 3));
-    const __m128i b6 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 6));
-    const __m128i b8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 8));
-    __m128i m = _mm_and_si128(_mm_cmpeq_epi8(b0, i_first), _mm_cmpeq_epi8(b8, i_last));
-    m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(b0, s_first), _mm_cmpeq_epi8(b3, s_last)));
-    m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(b0, l_first), _mm_cmpeq_epi8(b3, l_last)));
-    m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(b0, h_first), _mm_cmpeq_epi8(b8, h_last)));
-    m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(b0, r_first), _mm_cmpeq_epi8(b6, r_last)));
-    m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(b0, pct), _mm_cmpeq_epi8(b1, bar)));
-    uint32_t mask = static_cast<uint32_t>(_mm_movemask_epi8(m));
-    while (mask != 0) {
-      const size_t at = i + static_cast<size_t>(__builtin_ctz(mask));
-      if (MatchesAt(p + at, n - at)) return at;
-      mask &= mask - 1;
-    }
-  }
+// For each needle compare its first byte at i and its last byte at i+len-1 over a vector of
+// positions at once (W. Mula's "generic SIMD" substring search), OR the masks of all needles,
+// and verify the few surviving positions with memcmp. Written once for SSE2 (the x86-64
+// baseline) and once for AVX2, chosen at run time.
+// The loop body, for a vector type of W bytes. A macro rather than a template: GCC will not
+// inline functions of another target ("avx2") into a template instance.
+#define LENS_FIND_TRIGGER_BODY(V, W, SET1, LOAD, EQ, AND, OR, MASK)                 \
+  if (n < (W) + kMaxNeedle) return FindTriggerScalar(p, 0, n);                     \
+  const V i_first = SET1('i'), i_last = SET1('n'); /* iteration */                 \
+  const V s_first = SET1('s'), s_last = SET1('p'); /* step */                      \
+  const V l_first = SET1('l'), l_last = SET1('s'); /* loss */                      \
+  const V h_first = SET1('h'), h_last = SET1('t'); /* heckpoint */                 \
+  const V r_first = SET1('r'), r_last = SET1('g'); /* raining */                   \
+  const V pct = SET1('%'), bar = SET1('|');        /* %| */                        \
+  size_t i = 0;                                                                    \
+  const size_t limit = n - (W) - kMaxNeedle + 1;                                   \
+  for (; i < limit; i += (W)) {                                                    \
+    const V b0 = LOAD(p + i), b1 = LOAD(p + i + 1), b3 = LOAD(p + i + 3);          \
+    const V b6 = LOAD(p + i + 6), b8 = LOAD(p + i + 8);                            \
+    V m = AND(EQ(b0, i_first), EQ(b8, i_last));                                    \
+    m = OR(m, AND(EQ(b0, s_first), EQ(b3, s_last)));                               \
+    m = OR(m, AND(EQ(b0, l_first), EQ(b3, l_last)));                               \
+    m = OR(m, AND(EQ(b0, h_first), EQ(b8, h_last)));                               \
+    m = OR(m, AND(EQ(b0, r_first), EQ(b6, r_last)));                               \
+    m = OR(m, AND(EQ(b0, pct), EQ(b1, bar)));                                      \
+    uint32_t mask = static_cast<uint32_t>(MASK(m));                                \
+    while (mask != 0) {                                                            \
+      const size_t at = i + static_cast<size_t>(__builtin_ctz(mask));              \
+      if (MatchesAt(p + at, n - at)) return at;                                    \
+      mask &= mask - 1;                                                            \
+    }                                                                              \
+  }                                                                                \
   return FindTriggerScalar(p, i, n);
+
+#define LENS_LOAD128(x) _mm_loadu_si128(reinterpret_cast<const __m128i*>(x))
+#define LENS_LOAD256(x) _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x))
+
+size_t FindTriggerSse2(const char* p, size_t n) {
+  LENS_FIND_TRIGGER_BODY(__m128i, 16, _mm_set1_epi8, LENS_LOAD128, _mm_cmpeq_epi8, _mm_and_si128,
+                         _mm_or_si128, _mm_movemask_epi8)
+}
+
+__attribute__((target("avx2"))) size_t FindTriggerAvx2(const char* p, size_t n) {
+  LENS_FIND_TRIGGER_BODY(__m256i, 32, _mm256_set1_epi8, LENS_LOAD256, _mm256_cmpeq_epi8,
+                         _mm256_and_si256, _mm256_or_si256, _mm256_movemask_epi8)
+}
+
+#undef LENS_LOAD128
+#undef LENS_LOAD256
+#undef LENS_FIND_TRIGGER_BODY
+
+size_t FindTrigger(std::string_view text) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2 ? FindTriggerAvx2(text.data(), text.size())
+              : FindTriggerSse2(text.data(), text.size());
 }
 
 size_t CountNewlines(std::string_view text) {

@@ -13,6 +13,13 @@ namespace lens::training {
 // line that any format parser accepts contains one of these words.
 size_t FindTrigger(std::string_view text);
 
+#if defined(__SSE2__)
+// The two x86 implementations FindTrigger chooses between (exposed for tests). The AVX2 one
+// may only be called when the CPU supports AVX2.
+size_t FindTriggerSse2(const char* p, size_t n);
+size_t FindTriggerAvx2(const char* p, size_t n);
+#endif
+
 // Number of '\n' bytes in text.
 size_t CountNewlines(std::string_view text);
 

@@ -34,6 +34,12 @@ TEST(FindTriggerTest, MatchesReferenceOnRandomText) {
     std::string s(rng() % 200, ' ');
     for (char& c : s) c = alphabet[rng() % alphabet.size()];
     ASSERT_EQ(FindTrigger(s), Reference(s)) << s;
+#if defined(__SSE2__)
+    ASSERT_EQ(FindTriggerSse2(s.data(), s.size()), Reference(s)) << s;
+    if (__builtin_cpu_supports("avx2")) {
+      ASSERT_EQ(FindTriggerAvx2(s.data(), s.size()), Reference(s)) << s;
+    }
+#endif
   }
 }
 
