@@ -29,8 +29,8 @@ struct Expected {
 constexpr Expected kExpected[] = {
     {"megatron_lm_core_r0.x.log", TrainingFormat::kMegatron, 2, 92, 7, 0, 10, 800},
     {"megatron_lm_2021.log", TrainingFormat::kMegatron, 1, 60, 6, 0, 10, 600},
-    {"megatron_deepspeed.log", TrainingFormat::kMegatron, 1, 30, 3, 0, 10, 300},
-    {"megatron_deepspeed_kv.log", TrainingFormat::kMegatron, 1, 20, 1, 0, 136001, 136020},
+    {"megatron_deepspeed.log", TrainingFormat::kMegatron, 1, 30, 4, 0, 10, 300},
+    {"megatron_deepspeed_kv.log", TrainingFormat::kMegatron, 1, 20, 2, 0, 136001, 136020},
     {"primus_rocm.log", TrainingFormat::kPrimus, 3, 90, 9, 0, 1, 30},
     {"torchtitan.log", TrainingFormat::kTorchTitan, 1, 31, 8, 0, 1, 300},
     {"nemo2.log", TrainingFormat::kNeMo, 1, 31, 7, 0, 0, 299},
