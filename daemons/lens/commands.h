@@ -1,11 +1,10 @@
-// Subcommands of the `lens` CLI. Each registers its flags on the app and returns the function
-// that runs it; CLI types stay in this folder.
+// Subcommands of the `lens` CLI. Each registers its flags on the app and
+// returns the function that runs it; CLI types stay in this folder.
 #ifndef LENS_DAEMONS_LENS_COMMANDS_H_
 #define LENS_DAEMONS_LENS_COMMANDS_H_
 
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace lens::cli {
 

@@ -1,4 +1,5 @@
-// `lens`: the command-line entry point. Flags only; the work is done by liblens.
+// `lens`: the command-line entry point. Flags only; the work is done by
+// liblens.
 #include <cstdio>
 
 #include "commands.h"

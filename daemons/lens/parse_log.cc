@@ -44,11 +44,14 @@ class Out {
   std::string buf_;
 };
 
-// Shows "parsing FILE: 42% (420/1000 MB)" on a terminal, at most 4 times a second.
+// Shows "parsing FILE: 42% (420/1000 MB)" on a terminal, at most 4 times a
+// second.
 class Progress {
  public:
   Progress(const std::string& name, uint64_t total)
-      : name_(name), total_(total), enabled_(isatty(STDERR_FILENO) && total >= (64u << 20)) {}
+      : name_(name),
+        total_(total),
+        enabled_(isatty(STDERR_FILENO) && total >= (64u << 20)) {}
   ~Progress() {
     if (shown_) std::fprintf(stderr, "\r\033[K");
   }
@@ -59,7 +62,8 @@ class Progress {
     last_ = now;
     shown_ = true;
     std::fprintf(stderr, "\rparsing %s: %3d%% (%llu/%llu MB)", name_.c_str(),
-                 static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total_)),
+                 static_cast<int>(100.0 * static_cast<double>(done) /
+                                  static_cast<double>(total_)),
                  static_cast<unsigned long long>(done >> 20),
                  static_cast<unsigned long long>(total_ >> 20));
   }
@@ -78,15 +82,17 @@ uint64_t LineOf(const Item& item) {
   return std::visit([](const auto& x) { return x.line; }, item);
 }
 
-// Writes records and events in input order. The parser may re-emit the last record of a
-// batch merged with a later line (DeepSpeed prints two lines per step), so the last record
-// and what follows it are held back until the next batch shows whether it changed.
+// Writes records and events in input order. The parser may re-emit the last
+// record of a batch merged with a later line (DeepSpeed prints two lines per
+// step), so the last record and what follows it are held back until the next
+// batch shows whether it changed.
 class Printer {
  public:
   Printer(Format format, std::string file_label, Out* out)
       : format_(format), file_(std::move(file_label)), out_(out) {}
 
-  void Add(std::vector<IterationRecord> records, std::vector<TrainingEvent> events) {
+  void Add(std::vector<IterationRecord> records,
+           std::vector<TrainingEvent> events) {
     for (auto& e : events) summary_.Add(e);
     std::vector<Item> items = std::move(held_);
     held_.clear();
@@ -103,8 +109,9 @@ class Printer {
       }
     }
     for (auto& e : events) items.emplace_back(std::move(e));
-    std::stable_sort(items.begin(), items.end(),
-                     [](const Item& a, const Item& b) { return LineOf(a) < LineOf(b); });
+    std::stable_sort(
+        items.begin(), items.end(),
+        [](const Item& a, const Item& b) { return LineOf(a) < LineOf(b); });
     size_t keep_from = items.size();
     for (size_t i = items.size(); i-- > 0;) {
       if (std::holds_alternative<IterationRecord>(items[i])) {
@@ -113,7 +120,8 @@ class Printer {
       }
     }
     for (size_t i = 0; i < keep_from; ++i) Emit(items[i]);
-    held_.assign(std::make_move_iterator(items.begin() + static_cast<std::ptrdiff_t>(keep_from)),
+    held_.assign(std::make_move_iterator(
+                     items.begin() + static_cast<std::ptrdiff_t>(keep_from)),
                  std::make_move_iterator(items.end()));
   }
 
@@ -130,14 +138,19 @@ class Printer {
     if (auto* r = std::get_if<IterationRecord>(&item)) {
       summary_.Add(*r);
       switch (format_) {
-        case Format::kTable: AppendTableRow(*r, &b); break;
+        case Format::kTable:
+          AppendTableRow(*r, &b);
+          break;
         case Format::kCsv:
           if (!file_.empty()) b.append(file_).push_back(',');
           AppendCsvRow(*r, &b);
           break;
         case Format::kJson:
-        case Format::kJsonl: AppendJsonItem(*r, &b); break;
-        case Format::kSummary: break;
+        case Format::kJsonl:
+          AppendJsonItem(*r, &b);
+          break;
+        case Format::kSummary:
+          break;
       }
     } else if (format_ == Format::kJson || format_ == Format::kJsonl) {
       AppendJsonItem(std::get<TrainingEvent>(item), &b);
@@ -176,9 +189,11 @@ std::string JsonEscapeLabel(const std::string& s) {
   return out;
 }
 
-// Parses one input; prints per-record output as it goes. Returns the error for unreadable input.
-Status ParseOne(const std::string& name, const Options& opt, bool label, Out* out,
-                std::vector<RunSummary>* runs, TrainingParserStats* stats) {
+// Parses one input; prints per-record output as it goes. Returns the error for
+// unreadable input.
+Status ParseOne(const std::string& name, const Options& opt, bool label,
+                Out* out, std::vector<RunSummary>* runs,
+                TrainingParserStats* stats) {
   int fd = STDIN_FILENO;
   uint64_t total = 0;
   if (name != "-") {
@@ -223,36 +238,42 @@ Status ParseOne(const std::string& name, const Options& opt, bool label, Out* ou
 }
 
 void AppendStatsJson(const TrainingParserStats& s, std::string* b) {
-  b->append("{\"bytes\":" + std::to_string(s.bytes) + ",\"lines\":" + std::to_string(s.lines) +
-            ",\"records\":" + std::to_string(s.records) + ",\"events\":" +
-            std::to_string(s.events) + ",\"duplicate_iterations\":" +
-            std::to_string(s.duplicate_iterations) + ",\"unparsed_candidates\":" +
-            std::to_string(s.unparsed_candidates) + ",\"oversized_lines\":" +
-            std::to_string(s.oversized_lines) + ",\"unparsed_example\":\"" +
-            JsonEscapeLabel(s.unparsed_example) + "\"}");
+  b->append(
+      "{\"bytes\":" + std::to_string(s.bytes) + ",\"lines\":" +
+      std::to_string(s.lines) + ",\"records\":" + std::to_string(s.records) +
+      ",\"events\":" + std::to_string(s.events) +
+      ",\"duplicate_iterations\":" + std::to_string(s.duplicate_iterations) +
+      ",\"unparsed_candidates\":" + std::to_string(s.unparsed_candidates) +
+      ",\"oversized_lines\":" + std::to_string(s.oversized_lines) +
+      ",\"unparsed_example\":\"" + JsonEscapeLabel(s.unparsed_example) + "\"}");
 }
 
 int Run(const Options& opt) {
   Out out;
   const bool label = opt.files.size() > 1;
   int exit_code = 0;
-  if (opt.format == Format::kCsv) out.buf() = (label ? "file," : "") + CsvHeader();
+  if (opt.format == Format::kCsv)
+    out.buf() = (label ? "file," : "") + CsvHeader();
   if (opt.format == Format::kTable) out.buf() = TableHeader();
   if (opt.format == Format::kJson) out.buf() = "{\"inputs\":[";
   bool first_input = true;
   for (const std::string& name : opt.files) {
     if (opt.format == Format::kJson) {
       out.buf().append(first_input ? "\n" : ",\n");
-      out.buf().append("{\"file\":\"" + JsonEscapeLabel(name) + "\",\"items\":[");
+      out.buf().append("{\"file\":\"" + JsonEscapeLabel(name) +
+                       "\",\"items\":[");
     }
     std::vector<RunSummary> runs;
     TrainingParserStats stats;
-    Status s = ParseOne(name, opt, label && opt.format != Format::kJson, &out, &runs, &stats);
+    Status s = ParseOne(name, opt, label && opt.format != Format::kJson, &out,
+                        &runs, &stats);
     if (!s.ok()) {
       out.Flush();
       std::fprintf(stderr, "lens parse-log: %s\n", s.message().c_str());
       exit_code = 1;
-      if (opt.format == Format::kJson) out.buf().append("],\"error\":\"" + JsonEscapeLabel(s.message()) + "\"}");
+      if (opt.format == Format::kJson)
+        out.buf().append("],\"error\":\"" + JsonEscapeLabel(s.message()) +
+                         "\"}");
       first_input = false;
       continue;
     }
@@ -280,16 +301,20 @@ int Run(const Options& opt) {
 Command AddParseLog(CLI::App& app) {
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
-      "parse-log", "Parse training logs (Megatron, Primus, TorchTitan, NeMo, HF Trainer, "
-                   "DeepSpeed) into iteration records and events");
-  static const std::map<std::string, Format> kFormats = {{"summary", Format::kSummary},
-                                                         {"table", Format::kTable},
-                                                         {"json", Format::kJson},
-                                                         {"jsonl", Format::kJsonl},
-                                                         {"csv", Format::kCsv}};
-  cmd->add_option("--format", opt->format, "Output: summary (default), table, json, jsonl, csv")
+      "parse-log",
+      "Parse training logs (Megatron, Primus, TorchTitan, NeMo, HF Trainer, "
+      "DeepSpeed) into iteration records and events");
+  static const std::map<std::string, Format> kFormats = {
+      {"summary", Format::kSummary},
+      {"table", Format::kTable},
+      {"json", Format::kJson},
+      {"jsonl", Format::kJsonl},
+      {"csv", Format::kCsv}};
+  cmd->add_option("--format", opt->format,
+                  "Output: summary (default), table, json, jsonl, csv")
       ->transform(CLI::CheckedTransformer(kFormats, CLI::ignore_case));
-  cmd->add_option("files", opt->files, "Log files to parse; - reads standard input")
+  cmd->add_option("files", opt->files,
+                  "Log files to parse; - reads standard input")
       ->required();
   return [opt] { return Run(*opt); };
 }

@@ -1,9 +1,9 @@
 // lens::Status and lens::StatusOr<T>: the error model of the whole public API.
 //
-// A Status is OK or carries a canonical code (the gRPC set) and a message that says what was
-// wrong and where. No exception crosses a Lens API; functions that can fail return a Status or
-// a StatusOr<T>. Both are cheap to move, [[nodiscard]], and safe to use from any thread (they
-// are values; no sharing).
+// A Status is OK or carries a canonical code (the gRPC set) and a message that
+// says what was wrong and where. No exception crosses a Lens API; functions
+// that can fail return a Status or a StatusOr<T>. Both are cheap to move,
+// [[nodiscard]], and safe to use from any thread (they are values; no sharing).
 #ifndef LENS_STATUS_H_
 #define LENS_STATUS_H_
 
@@ -48,7 +48,8 @@ class [[nodiscard]] LENS_EXPORT Status {
   // OK.
   Status() = default;
   Status(StatusCode code, std::string message)
-      : code_(code), message_(code == StatusCode::kOk ? "" : std::move(message)) {}
+      : code_(code),
+        message_(code == StatusCode::kOk ? "" : std::move(message)) {}
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
@@ -73,8 +74,12 @@ inline Status OkStatus() { return Status(); }
 inline Status InvalidArgumentError(std::string m) {
   return Status(StatusCode::kInvalidArgument, std::move(m));
 }
-inline Status NotFoundError(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
-inline Status InternalError(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
+inline Status NotFoundError(std::string m) {
+  return Status(StatusCode::kNotFound, std::move(m));
+}
+inline Status InternalError(std::string m) {
+  return Status(StatusCode::kInternal, std::move(m));
+}
 inline Status UnavailableError(std::string m) {
   return Status(StatusCode::kUnavailable, std::move(m));
 }
@@ -94,26 +99,30 @@ inline Status UnimplementedError(std::string m) {
   return Status(StatusCode::kUnimplemented, std::move(m));
 }
 
-// Builds a Status from errno after a failed system call: "<what>: <strerror>", with a code
-// derived from the errno value (ENOENT -> NOT_FOUND, EACCES -> PERMISSION_DENIED, ...).
+// Builds a Status from errno after a failed system call: "<what>: <strerror>",
+// with a code derived from the errno value (ENOENT -> NOT_FOUND, EACCES ->
+// PERMISSION_DENIED, ...).
 LENS_EXPORT Status ErrnoError(int errno_value, std::string_view what);
 
 std::ostream& operator<<(std::ostream& os, const Status& s);
 
-// A value or an error. Accessing the value of an error StatusOr is a programming error
-// (asserts in debug builds).
+// A value or an error. Accessing the value of an error StatusOr is a
+// programming error (asserts in debug builds).
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(const Status& status) : status_(status) {  // NOLINT: implicit by design
+  StatusOr(const Status& status)
+      : status_(status) {  // NOLINT: implicit by design
     assert(!status_.ok() && "StatusOr built from OK status without a value");
-    if (status_.ok()) status_ = InternalError("StatusOr built from OK status without a value");
+    if (status_.ok())
+      status_ = InternalError("StatusOr built from OK status without a value");
   }
   StatusOr(Status&& status) : status_(std::move(status)) {  // NOLINT
     assert(!status_.ok() && "StatusOr built from OK status without a value");
-    if (status_.ok()) status_ = InternalError("StatusOr built from OK status without a value");
+    if (status_.ok())
+      status_ = InternalError("StatusOr built from OK status without a value");
   }
-  StatusOr(const T& value) : value_(value) {}       // NOLINT
+  StatusOr(const T& value) : value_(value) {}        // NOLINT
   StatusOr(T&& value) : value_(std::move(value)) {}  // NOLINT
 
   bool ok() const { return value_.has_value(); }
@@ -149,16 +158,17 @@ class [[nodiscard]] StatusOr {
 #define LENS_STATUS_CONCAT_(a, b) LENS_STATUS_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function if `expr` (a Status) is not OK.
-#define LENS_RETURN_IF_ERROR(expr)                  \
-  do {                                              \
-    ::lens::Status lens_status_tmp_ = (expr);       \
+#define LENS_RETURN_IF_ERROR(expr)                       \
+  do {                                                   \
+    ::lens::Status lens_status_tmp_ = (expr);            \
     if (!lens_status_tmp_.ok()) return lens_status_tmp_; \
   } while (0)
 
-// `LENS_ASSIGN_OR_RETURN(auto x, Foo());` declares/assigns x from a StatusOr or returns its
-// error from the enclosing function.
-#define LENS_ASSIGN_OR_RETURN(lhs, expr) \
-  LENS_ASSIGN_OR_RETURN_IMPL_(LENS_STATUS_CONCAT_(lens_statusor_, __LINE__), lhs, expr)
+// `LENS_ASSIGN_OR_RETURN(auto x, Foo());` declares/assigns x from a StatusOr or
+// returns its error from the enclosing function.
+#define LENS_ASSIGN_OR_RETURN(lhs, expr)                                     \
+  LENS_ASSIGN_OR_RETURN_IMPL_(LENS_STATUS_CONCAT_(lens_statusor_, __LINE__), \
+                              lhs, expr)
 #define LENS_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                                \
   if (!tmp.ok()) return std::move(tmp).status();    \

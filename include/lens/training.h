@@ -1,21 +1,26 @@
-// Training-log parsing: turns the logs of training jobs into typed per-iteration records and
-// events (training start, checkpoint saves, training end), grouped into runs.
+// Training-log parsing: turns the logs of training jobs into typed
+// per-iteration records and events (training start, checkpoint saves, training
+// end), grouped into runs.
 //
-// Input is what reaches a cluster's log pipeline: raw lines, lines with ANSI colour codes
-// (also codes whose ESC byte was lost, "[32m"), CRI log lines ("<rfc3339> stdout F <line>",
-// partial "P" records joined) and fluent-bit JSON records (the "log" or "message" field).
+// Input is what reaches a cluster's log pipeline: raw lines, lines with ANSI
+// colour codes (also codes whose ESC byte was lost, "[32m"), CRI log lines
+// ("<rfc3339> stdout F <line>", partial "P" records joined) and fluent-bit JSON
+// records (the "log" or "message" field).
 //
 // Formats are recognised per line and parsed by field name, never by position:
-// Megatron-LM / Megatron-DeepSpeed ("iteration N/ M | key: value | ..." and "key=value"),
-// Primus (Megatron with "[date][rank-i/n][LEVEL] [file:line] :" prefixes, "X/Y" value pairs and
-// GPU memory fields), TorchTitan ("step: N  loss: ..."), NeMo 2 ("Training epoch E, iteration
-// i/n | ... | global_step: ..."), Hugging Face Trainer ("{'loss': ...}" dicts) and DeepSpeed
-// ("step=N, skipped=K, lr=[...]" and its timer lines). docs/training-log-schema.md lists every
-// field, its unit and where it comes from.
+// Megatron-LM / Megatron-DeepSpeed ("iteration N/ M | key: value | ..." and
+// "key=value"), Primus (Megatron with "[date][rank-i/n][LEVEL] [file:line] :"
+// prefixes, "X/Y" value pairs and GPU memory fields), TorchTitan ("step: N
+// loss: ..."), NeMo 2 ("Training epoch E, iteration i/n | ... | global_step:
+// ..."), Hugging Face Trainer ("{'loss': ...}" dicts) and DeepSpeed
+// ("step=N, skipped=K, lr=[...]" and its timer lines).
+// docs/training-log-schema.md lists every field, its unit and where it comes
+// from.
 //
-// Runs: a run starts at each training-start event and whenever the iteration counter goes
-// backwards. Runs are numbered from TrainingParserOptions::first_run. A repeated iteration
-// within a run (every rank printing the same line) is dropped; a repeated iteration that adds
+// Runs: a run starts at each training-start event and whenever the iteration
+// counter goes backwards. Runs are numbered from
+// TrainingParserOptions::first_run. A repeated iteration within a run (every
+// rank printing the same line) is dropped; a repeated iteration that adds
 // fields (DeepSpeed prints two lines per step) is merged into the record.
 #ifndef LENS_TRAINING_H_
 #define LENS_TRAINING_H_
@@ -38,54 +43,61 @@ namespace lens {
 // The log format family a record or event was recognised in.
 enum class TrainingFormat : uint8_t {
   kUnknown = 0,
-  kMegatron,     // Megatron-LM, Megatron-DeepSpeed ("iteration N/ M | ...")
-  kPrimus,       // Megatron lines with the Primus "[date][rank-i/n][LEVEL]" prefix
-  kTorchTitan,   // "step: N  loss: ..."
-  kNeMo,         // "Training epoch E, iteration i/n | ... global_step ..."
-  kHfTrainer,    // Hugging Face Trainer "{'loss': ...}" dicts
-  kDeepSpeed,    // "step=N, skipped=K, lr=[...]" and timer.py lines
+  kMegatron,  // Megatron-LM, Megatron-DeepSpeed ("iteration N/ M | ...")
+  kPrimus,    // Megatron lines with the Primus "[date][rank-i/n][LEVEL]" prefix
+  kTorchTitan,  // "step: N  loss: ..."
+  kNeMo,        // "Training epoch E, iteration i/n | ... global_step ..."
+  kHfTrainer,   // Hugging Face Trainer "{'loss': ...}" dicts
+  kDeepSpeed,   // "step=N, skipped=K, lr=[...]" and timer.py lines
 };
 
-// "megatron", "primus", "torchtitan", "nemo", "hf_trainer", "deepspeed" or "unknown".
+// "megatron", "primus", "torchtitan", "nemo", "hf_trainer", "deepspeed" or
+// "unknown".
 LENS_EXPORT std::string_view TrainingFormatName(TrainingFormat format);
 
-// The typed fields of an iteration record. Every field is optional: a field the line does not
-// print is absent, never zero. Units are in the names; ratios are 0..1.
+// The typed fields of an iteration record. Every field is optional: a field the
+// line does not print is absent, never zero. Units are in the names; ratios are
+// 0..1.
 enum class IterationField : uint8_t {
-  kTargetIteration,        // total iterations of the run ("N/ M": M)
-  kEpoch,                  // epoch (NeMo, HF Trainer: fractional)
-  kConsumedSamples,        // samples consumed so far
-  kConsumedTokens,         // tokens consumed so far
-  kElapsedMs,              // wall time of this iteration (ms; converted from s where printed in s)
-  kElapsedMsAvg,           // Primus "X/Y": the second number (running average), ms
-  kLearningRate,           //
-  kGlobalBatchSize,        //
-  kLoss,                   // the language-model training loss (lm loss, reduced_train_loss, ...)
-  kLossScale,              // mixed-precision loss scale
-  kGradNorm,               //
-  kParamsNorm,             //
-  kNumZeros,               // number of zero gradients
-  kSkippedIterations,      // skipped iterations (Megatron: in this logging interval; DS: total)
-  kNanIterations,          // NaN iterations in this logging interval
-  kTflopsPerGpu,           // model TFLOP/s per GPU
-  kTflopsPerGpuAvg,        // Primus "X/Y": the second number
-  kTokensPerSPerGpu,       // tokens per second per GPU
-  kTokensPerSPerGpuAvg,    // Primus "X/Y": the second number
-  kSamplesPerS,            // samples per second (whole job)
-  kMfu,                    // model FLOPs utilisation, 0..1
-  kActualSeqlen,           // actual sequence length
-  kMemUsedGb,              // device memory in use, GB as the framework prints it (GiB-based)
-  kMemFreeGb,              //
-  kMemTotalGb,             //
-  kMemUsageRatio,          // used / total, 0..1
-  kMemMaxAllocatedGb,      // peak allocated (DeepSpeed MaxMemAllocated)
+  kTargetIteration,  // total iterations of the run ("N/ M": M)
+  kEpoch,            // epoch (NeMo, HF Trainer: fractional)
+  kConsumedSamples,  // samples consumed so far
+  kConsumedTokens,   // tokens consumed so far
+  kElapsedMs,        // wall time of this iteration (ms; converted from s where
+                     // printed in s)
+  kElapsedMsAvg,     // Primus "X/Y": the second number (running average), ms
+  kLearningRate,     //
+  kGlobalBatchSize,  //
+  kLoss,  // the language-model training loss (lm loss, reduced_train_loss, ...)
+  kLossScale,            // mixed-precision loss scale
+  kGradNorm,             //
+  kParamsNorm,           //
+  kNumZeros,             // number of zero gradients
+  kSkippedIterations,    // skipped iterations (Megatron: in this logging
+                         // interval; DS: total)
+  kNanIterations,        // NaN iterations in this logging interval
+  kTflopsPerGpu,         // model TFLOP/s per GPU
+  kTflopsPerGpuAvg,      // Primus "X/Y": the second number
+  kTokensPerSPerGpu,     // tokens per second per GPU
+  kTokensPerSPerGpuAvg,  // Primus "X/Y": the second number
+  kSamplesPerS,          // samples per second (whole job)
+  kMfu,                  // model FLOPs utilisation, 0..1
+  kActualSeqlen,         // actual sequence length
+  kMemUsedGb,            // device memory in use, GB as the framework prints it
+                         // (GiB-based)
+  kMemFreeGb,            //
+  kMemTotalGb,           //
+  kMemUsageRatio,        // used / total, 0..1
+  kMemMaxAllocatedGb,    // peak allocated (DeepSpeed MaxMemAllocated)
   kCount,
 };
 
-// Static description of one field (for tables, JSON keys, Python attributes, CSV headers).
+// Static description of one field (for tables, JSON keys, Python attributes,
+// CSV headers).
 struct IterationFieldInfo {
   IterationField field;
-  std::string_view name;  // snake_case key used in JSON, CSV and Python, e.g. "elapsed_ms"
+  std::string_view
+      name;  // snake_case key used in JSON, CSV and Python, e.g. "elapsed_ms"
   bool integer;           // printed without a fraction
   std::string_view help;  // one line: meaning and unit
 };
@@ -96,19 +108,23 @@ LENS_EXPORT std::span<const IterationFieldInfo> IterationFields();
 // One parsed iteration line (or two merged lines of one step).
 class LENS_EXPORT IterationRecord {
  public:
-  int32_t run = 1;           // run number, see the file comment
-  int64_t iteration = 0;     // the step/iteration number the framework printed
-  uint64_t line = 0;         // 1-based line number in the parser's input
+  int32_t run = 1;        // run number, see the file comment
+  int64_t iteration = 0;  // the step/iteration number the framework printed
+  uint64_t line = 0;      // 1-based line number in the parser's input
   TrainingFormat format = TrainingFormat::kUnknown;
-  std::optional<double> timestamp_s;  // Unix seconds from the line's CRI/log prefix, if any
-  std::optional<int32_t> rank;        // from a "[rank-i/n]" or "i: " prefix, if any
+  std::optional<double>
+      timestamp_s;  // Unix seconds from the line's CRI/log prefix, if any
+  std::optional<int32_t> rank;  // from a "[rank-i/n]" or "i: " prefix, if any
   std::optional<int32_t> world_size;  // from "[rank-i/n]"
 
-  // Numeric fields the parser does not know by name, in line order: (normalised key, value).
-  // The key is lower case with words separated by single spaces ("lm tflops").
+  // Numeric fields the parser does not know by name, in line order: (normalised
+  // key, value). The key is lower case with words separated by single spaces
+  // ("lm tflops").
   std::vector<std::pair<std::string, double>> extra;
 
-  bool Has(IterationField f) const { return (present_ >> static_cast<int>(f)) & 1u; }
+  bool Has(IterationField f) const {
+    return (present_ >> static_cast<int>(f)) & 1u;
+  }
   // The value, or nullopt when the line did not print the field.
   std::optional<double> Get(IterationField f) const {
     if (!Has(f)) return std::nullopt;
@@ -118,7 +134,9 @@ class LENS_EXPORT IterationRecord {
     values_[static_cast<int>(f)] = v;
     present_ |= uint64_t{1} << static_cast<int>(f);
   }
-  void Clear(IterationField f) { present_ &= ~(uint64_t{1} << static_cast<int>(f)); }
+  void Clear(IterationField f) {
+    present_ &= ~(uint64_t{1} << static_cast<int>(f));
+  }
   // Number of typed fields present.
   int FieldCount() const { return __builtin_popcountll(present_); }
 
@@ -134,7 +152,8 @@ enum class TrainingEventType : uint8_t {
   kTrainingEnd,
 };
 
-// "training_start", "checkpoint_save_start", "checkpoint_save_end", "training_end".
+// "training_start", "checkpoint_save_start", "checkpoint_save_end",
+// "training_end".
 LENS_EXPORT std::string_view TrainingEventTypeName(TrainingEventType type);
 
 struct LENS_EXPORT TrainingEvent {
@@ -142,22 +161,26 @@ struct LENS_EXPORT TrainingEvent {
   int32_t run = 1;
   uint64_t line = 0;  // 1-based line number in the parser's input
   TrainingFormat format = TrainingFormat::kUnknown;
-  std::optional<int64_t> iteration;   // checkpoint iteration/step, when printed
-  std::optional<double> timestamp_s;  // Unix seconds from the line's prefix, if any
-  std::optional<double> duration_s;   // checkpoint save duration: printed, or end - start time
-  std::string path;                   // checkpoint path, when printed (at most 4 KiB)
+  std::optional<int64_t> iteration;  // checkpoint iteration/step, when printed
+  std::optional<double>
+      timestamp_s;  // Unix seconds from the line's prefix, if any
+  std::optional<double>
+      duration_s;    // checkpoint save duration: printed, or end - start time
+  std::string path;  // checkpoint path, when printed (at most 4 KiB)
 };
 
 struct TrainingParserOptions {
-  int32_t first_run = 1;  // number of the first run (continue numbering across restarts)
-  // Lines longer than this are counted (stats().oversized_lines) and skipped; memory stays
-  // bounded by this limit whatever the input. Minimum 4096.
+  int32_t first_run =
+      1;  // number of the first run (continue numbering across restarts)
+  // Lines longer than this are counted (stats().oversized_lines) and skipped;
+  // memory stays bounded by this limit whatever the input. Minimum 4096.
   size_t max_line_bytes = 1 << 20;
 };
 
-// Counters of what the parser saw. "Candidate" lines look like metric lines (an iteration or
-// step keyword and several key/number pairs) but matched no format: a non-zero count means the
-// log format drifted; unparsed_example holds the first such line (at most 512 bytes).
+// Counters of what the parser saw. "Candidate" lines look like metric lines (an
+// iteration or step keyword and several key/number pairs) but matched no
+// format: a non-zero count means the log format drifted; unparsed_example holds
+// the first such line (at most 512 bytes).
 struct TrainingParserStats {
   uint64_t bytes = 0;
   uint64_t lines = 0;
@@ -169,10 +192,10 @@ struct TrainingParserStats {
   std::string unparsed_example;
 };
 
-// Streaming parser. Feed() accepts chunks split anywhere (also inside a line or a UTF-8
-// sequence); Finish() ends the input and flushes a last unterminated line. Records and events
-// accumulate until taken. Not thread-safe: one parser per stream; distinct parsers are
-// independent.
+// Streaming parser. Feed() accepts chunks split anywhere (also inside a line or
+// a UTF-8 sequence); Finish() ends the input and flushes a last unterminated
+// line. Records and events accumulate until taken. Not thread-safe: one parser
+// per stream; distinct parsers are independent.
 class LENS_EXPORT TrainingLogParser {
  public:
   explicit TrainingLogParser(TrainingParserOptions options = {});
@@ -204,12 +227,13 @@ struct TrainingLog {
 };
 
 // Parses text held in memory.
-LENS_EXPORT TrainingLog ParseTrainingLog(std::string_view text, TrainingParserOptions options = {});
+LENS_EXPORT TrainingLog ParseTrainingLog(std::string_view text,
+                                         TrainingParserOptions options = {});
 
-// Reads and parses a file. Errors: NotFound / PermissionDenied / InvalidArgument (a directory)
-// naming the path.
-LENS_EXPORT StatusOr<TrainingLog> ParseTrainingLogFile(const std::string& path,
-                                                       TrainingParserOptions options = {});
+// Reads and parses a file. Errors: NotFound / PermissionDenied /
+// InvalidArgument (a directory) naming the path.
+LENS_EXPORT StatusOr<TrainingLog> ParseTrainingLogFile(
+    const std::string& path, TrainingParserOptions options = {});
 
 // Per-run summary of a log.
 struct RunSummary {
@@ -220,15 +244,17 @@ struct RunSummary {
   std::optional<double> step_ms_p10, step_ms_p50, step_ms_p90;  // of elapsed_ms
   std::optional<double> tflops_per_gpu_p50, tokens_per_s_per_gpu_p50;
   std::optional<double> first_loss, last_loss;  // first/last finite loss
-  uint64_t nan_loss_records = 0;    // records whose loss is NaN or infinite
-  uint64_t nan_iterations = 0;      // sum of nan_iterations fields
-  uint64_t skipped_iterations = 0;  // sum (Megatron) or last value (DeepSpeed total counter)
-  uint64_t checkpoints = 0;         // checkpoint saves (end events, or starts if no end)
-  bool ended = false;               // a training-end event was seen
+  uint64_t nan_loss_records = 0;  // records whose loss is NaN or infinite
+  uint64_t nan_iterations = 0;    // sum of nan_iterations fields
+  uint64_t skipped_iterations =
+      0;  // sum (Megatron) or last value (DeepSpeed total counter)
+  uint64_t checkpoints =
+      0;               // checkpoint saves (end events, or starts if no end)
+  bool ended = false;  // a training-end event was seen
 };
 
-// Accumulates records and events (in any number of batches) into per-run summaries, without
-// keeping the records. Not thread-safe.
+// Accumulates records and events (in any number of batches) into per-run
+// summaries, without keeping the records. Not thread-safe.
 class LENS_EXPORT TrainingSummaryBuilder {
  public:
   TrainingSummaryBuilder();
@@ -245,24 +271,30 @@ class LENS_EXPORT TrainingSummaryBuilder {
 };
 
 // Convenience: summaries of a parsed log.
-LENS_EXPORT std::vector<RunSummary> SummarizeTrainingLog(const TrainingLog& log);
+LENS_EXPORT std::vector<RunSummary> SummarizeTrainingLog(
+    const TrainingLog& log);
 
-// --- Output formats (the schema is documented in docs/training-log-schema.md) ---
+// --- Output formats (the schema is documented in docs/training-log-schema.md)
+// ---
 
-// Appends one JSON object (no newline): {"type":"iteration","run":..,"iteration":..,...}.
-// Non-finite numbers are written as the strings "nan", "inf", "-inf".
+// Appends one JSON object (no newline):
+// {"type":"iteration","run":..,"iteration":..,...}. Non-finite numbers are
+// written as the strings "nan", "inf", "-inf".
 LENS_EXPORT void AppendJson(const IterationRecord& record, std::string* out);
 // {"type":"training_start"|...,"run":..,"line":..,...}
 LENS_EXPORT void AppendJson(const TrainingEvent& event, std::string* out);
 LENS_EXPORT void AppendJson(const RunSummary& summary, std::string* out);
 
-// CSV with a fixed header (CsvHeader()) and one row per record; absent fields are empty.
+// CSV with a fixed header (CsvHeader()) and one row per record; absent fields
+// are empty.
 LENS_EXPORT std::string CsvHeader();
 LENS_EXPORT void AppendCsvRow(const IterationRecord& record, std::string* out);
 
-// One human-readable table row per record (fixed-width columns; TableHeader() first).
+// One human-readable table row per record (fixed-width columns; TableHeader()
+// first).
 LENS_EXPORT std::string TableHeader();
-LENS_EXPORT void AppendTableRow(const IterationRecord& record, std::string* out);
+LENS_EXPORT void AppendTableRow(const IterationRecord& record,
+                                std::string* out);
 
 // The human-readable summary that `lens parse-log` prints by default.
 LENS_EXPORT std::string FormatSummary(const std::vector<RunSummary>& runs,

@@ -1,4 +1,5 @@
-// Lens version. CMake reads the numbers below; keep them the only source of truth.
+// Lens version. CMake reads the numbers below; keep them the only source of
+// truth.
 #ifndef LENS_VERSION_H_
 #define LENS_VERSION_H_
 
@@ -8,8 +9,8 @@
 #define LENS_VERSION_STRING "0.1.0"
 
 namespace lens {
-// The library's version as "MAJOR.MINOR.PATCH"; compare with LENS_VERSION_STRING to detect a
-// header/library mismatch.
+// The library's version as "MAJOR.MINOR.PATCH"; compare with
+// LENS_VERSION_STRING to detect a header/library mismatch.
 const char* Version();
 }  // namespace lens
 

@@ -11,13 +11,16 @@ using F = IterationField;
 using K = FieldKind;
 constexpr F kNone = F::kCount;
 
-// Printed key (normalised) -> field. Sources of each key: docs/training-log-schema.md.
+// Printed key (normalised) -> field. Sources of each key:
+// docs/training-log-schema.md.
 constexpr FieldSpec kSpecs[] = {
     // Megatron-LM / Megatron-DeepSpeed / Primus
     {"consumed samples", K::kScalar, F::kConsumedSamples, kNone, 1},
     {"consumed tokens", K::kScalar, F::kConsumedTokens, kNone, 1},
-    {"elapsed time per iteration ms", K::kPair, F::kElapsedMs, F::kElapsedMsAvg, 1},
-    {"elapsed time per iteration s", K::kPair, F::kElapsedMs, F::kElapsedMsAvg, 1000},
+    {"elapsed time per iteration ms", K::kPair, F::kElapsedMs, F::kElapsedMsAvg,
+     1},
+    {"elapsed time per iteration s", K::kPair, F::kElapsedMs, F::kElapsedMsAvg,
+     1000},
     {"learning rate", K::kScalar, F::kLearningRate, kNone, 1},
     {"global batch size", K::kScalar, F::kGlobalBatchSize, kNone, 1},
     {"lm loss", K::kScalar, F::kLoss, kNone, 1},
@@ -25,17 +28,23 @@ constexpr FieldSpec kSpecs[] = {
     {"grad norm", K::kScalar, F::kGradNorm, kNone, 1},
     {"params norm", K::kScalar, F::kParamsNorm, kNone, 1},
     {"num zeros", K::kScalar, F::kNumZeros, kNone, 1},
-    {"number of skipped iterations", K::kScalar, F::kSkippedIterations, kNone, 1},
+    {"number of skipped iterations", K::kScalar, F::kSkippedIterations, kNone,
+     1},
     {"number of nan iterations", K::kScalar, F::kNanIterations, kNone, 1},
-    {"throughput per gpu tflop/s/gpu", K::kPair, F::kTflopsPerGpu, F::kTflopsPerGpuAvg, 1},
+    {"throughput per gpu tflop/s/gpu", K::kPair, F::kTflopsPerGpu,
+     F::kTflopsPerGpuAvg, 1},
     {"tflops", K::kScalar, F::kTflopsPerGpu, kNone, 1},
     {"lm tflops", K::kScalar, F::kTflopsPerGpu, kNone, 1},
-    {"tokens per gpu tokens/s/gpu", K::kPair, F::kTokensPerSPerGpu, F::kTokensPerSPerGpuAvg, 1},
-    {"tokens per gpu per second tgs", K::kScalar, F::kTokensPerSPerGpu, kNone, 1},
+    {"tokens per gpu tokens/s/gpu", K::kPair, F::kTokensPerSPerGpu,
+     F::kTokensPerSPerGpuAvg, 1},
+    {"tokens per gpu per second tgs", K::kScalar, F::kTokensPerSPerGpu, kNone,
+     1},
     {"samples per second", K::kScalar, F::kSamplesPerS, kNone, 1},
     {"actual seqlen", K::kScalar, F::kActualSeqlen, kNone, 1},
-    {"hip mem usage/free/total/usage ratio", K::kMemQuad, F::kMemUsedGb, kNone, 1},
-    {"rocm mem usage/free/total/usage ratio", K::kMemQuad, F::kMemUsedGb, kNone, 1},
+    {"hip mem usage/free/total/usage ratio", K::kMemQuad, F::kMemUsedGb, kNone,
+     1},
+    {"rocm mem usage/free/total/usage ratio", K::kMemQuad, F::kMemUsedGb, kNone,
+     1},
     {"mem usages", K::kScalar, F::kMemUsageRatio, kNone, 1},
     {"iteration", K::kIgnore, kNone, kNone, 1},
     // NeMo 2 / Lightning
@@ -83,7 +92,8 @@ double UnitScale(F f, std::string_view unit) {
   return 1;
 }
 
-void SetScaled(IterationRecord* r, F f, double v, std::string_view unit, double scale) {
+void SetScaled(IterationRecord* r, F f, double v, std::string_view unit,
+               double scale) {
   r->Set(f, v * scale * UnitScale(f, unit));
 }
 
@@ -91,13 +101,15 @@ void SetScaled(IterationRecord* r, F f, double v, std::string_view unit, double 
 
 namespace {
 
-// Byte -> normalised byte: 0 for separators, lower case for letters, itself otherwise.
+// Byte -> normalised byte: 0 for separators, lower case for letters, itself
+// otherwise.
 struct KeyMap {
   char to[256];
   constexpr KeyMap() : to() {
     for (int c = 0; c < 256; ++c) to[c] = static_cast<char>(c);
     for (int c = 'A'; c <= 'Z'; ++c) to[c] = static_cast<char>(c - 'A' + 'a');
-    for (unsigned char c : {'_', '-', '(', ')', '[', ']', ' ', '\t', '\'', '"'}) to[c] = 0;
+    for (unsigned char c : {'_', '-', '(', ')', '[', ']', ' ', '\t', '\'', '"'})
+      to[c] = 0;
   }
 };
 constexpr KeyMap kKeyMap;
@@ -137,14 +149,18 @@ bool ApplyField(const FieldSpec& spec, const Value& v, IterationRecord* r) {
       return true;
     case K::kPair:
       SetScaled(r, spec.field, v.num[0], v.unit[0], spec.scale);
-      if (v.count >= 2) SetScaled(r, spec.second_field, v.num[1], v.unit[1], spec.scale);
+      if (v.count >= 2)
+        SetScaled(r, spec.second_field, v.num[1], v.unit[1], spec.scale);
       return true;
     case K::kMemQuad: {
       if (v.count != 4) return false;
-      constexpr F kQuad[] = {F::kMemUsedGb, F::kMemFreeGb, F::kMemTotalGb, F::kMemUsageRatio};
-      for (int i = 0; i < 4; ++i) SetScaled(r, kQuad[i], v.num[i], v.unit[i], 1);
+      constexpr F kQuad[] = {F::kMemUsedGb, F::kMemFreeGb, F::kMemTotalGb,
+                             F::kMemUsageRatio};
+      for (int i = 0; i < 4; ++i)
+        SetScaled(r, kQuad[i], v.num[i], v.unit[i], 1);
       // A ratio printed without '%' is already 0..1 only if it is <= 1.
-      if (v.unit[3].empty() && v.num[3] > 1) r->Set(F::kMemUsageRatio, v.num[3] / 100);
+      if (v.unit[3].empty() && v.num[3] > 1)
+        r->Set(F::kMemUsageRatio, v.num[3] / 100);
       return true;
     }
     case K::kMemPercent:
@@ -180,22 +196,25 @@ const KeyCache::Entry& KeyCache::Lookup(std::string_view raw_key) {
   return entries_.back();
 }
 
-bool StoreField(std::string_view raw_key, std::string_view raw_value, bool allow_grouping,
-                IterationRecord* record, KeyCache* keys, long long* iteration) {
+bool StoreField(std::string_view raw_key, std::string_view raw_value,
+                bool allow_grouping, IterationRecord* record, KeyCache* keys,
+                long long* iteration) {
   const KeyCache::Entry& entry = keys->Lookup(raw_key);
   std::string_view key = entry.normalized;
   if (key.empty()) return false;
   const FieldSpec* spec = entry.spec;
   if (spec != nullptr && spec->kind == K::kIgnore) return true;
   Value value;
-  // DeepSpeed prints learning rates per parameter group: "lr=[9.6e-06, 9.6e-06]".
+  // DeepSpeed prints learning rates per parameter group:
+  // "lr=[9.6e-06, 9.6e-06]".
   std::string_view rv = TrimBlanks(raw_value);
   if (!rv.empty() && rv.front() == '[') {
     size_t end = FindEither(rv, ',', ']');
     if (end == std::string_view::npos) return false;
     rv = rv.substr(1, end - 1);
   }
-  if (!ParseValue(rv, &value, allow_grouping)) return spec == nullptr && !rv.empty();
+  if (!ParseValue(rv, &value, allow_grouping))
+    return spec == nullptr && !rv.empty();
   if (spec != nullptr) {
     if (spec->kind == K::kIteration) {
       if (value.count == 1 && value.num[0] >= 0 && value.num[0] < 9.2e18 &&
@@ -206,7 +225,8 @@ bool StoreField(std::string_view raw_key, std::string_view raw_value, bool allow
     }
     if (ApplyField(*spec, value, record)) return true;
   }
-  if (record->extra.size() < 64) record->extra.emplace_back(std::string(key), value.num[0]);
+  if (record->extra.size() < 64)
+    record->extra.emplace_back(std::string(key), value.num[0]);
   return true;
 }
 

@@ -1,4 +1,5 @@
-// Field names of the training-log formats and how each maps onto IterationRecord.
+// Field names of the training-log formats and how each maps onto
+// IterationRecord.
 #ifndef LENS_TRAINING_FIELDS_H_
 #define LENS_TRAINING_FIELDS_H_
 
@@ -11,10 +12,10 @@
 
 namespace lens::training {
 
-// Normalises a printed key for lookup: lower case; '_', '-', '(', ')', '[', ']' and runs of
-// blanks become one space; trimmed. "throughput per GPU (TFLOP/s/GPU)" ->
-// "throughput per gpu tflop/s/gpu", "[LM]-TFLOPs" -> "lm tflops". Writes into `out` (reused
-// buffer) and returns a view of it.
+// Normalises a printed key for lookup: lower case; '_', '-', '(', ')', '[', ']'
+// and runs of blanks become one space; trimmed. "throughput per GPU
+// (TFLOP/s/GPU)" -> "throughput per gpu tflop/s/gpu", "[LM]-TFLOPs" -> "lm
+// tflops". Writes into `out` (reused buffer) and returns a view of it.
 std::string_view NormalizeKey(std::string_view key, std::string* out);
 
 // What the parser does with a known key.
@@ -39,13 +40,15 @@ struct FieldSpec {
 // The spec for a normalised key, or nullptr for an unknown key.
 const FieldSpec* LookupField(std::string_view normalized_key);
 
-// Applies `value` printed under `spec` to `record`. Returns false when the value's shape does
-// not fit the spec (the caller then keeps it as an extra if it is numeric).
-bool ApplyField(const FieldSpec& spec, const Value& value, IterationRecord* record);
+// Applies `value` printed under `spec` to `record`. Returns false when the
+// value's shape does not fit the spec (the caller then keeps it as an extra if
+// it is numeric).
+bool ApplyField(const FieldSpec& spec, const Value& value,
+                IterationRecord* record);
 
-// Remembers the printed keys seen so far (frameworks print the same keys on every line), so
-// the hot path skips normalisation and table lookup. Bounded: cleared past kMaxEntries.
-// Not thread-safe; one per parser.
+// Remembers the printed keys seen so far (frameworks print the same keys on
+// every line), so the hot path skips normalisation and table lookup. Bounded:
+// cleared past kMaxEntries. Not thread-safe; one per parser.
 class KeyCache {
  public:
   struct Entry {
@@ -58,14 +61,17 @@ class KeyCache {
  private:
   static constexpr size_t kMaxEntries = 256;
   std::vector<Entry> entries_;
-  size_t next_ = 0;  // where the next search starts: keys come in the same order each line
+  size_t next_ =
+      0;  // where the next search starts: keys come in the same order each line
 };
 
-// Stores a known or unknown key/value pair: typed field when known, `extra` otherwise.
-// Values that are not numbers are ignored. `iteration` receives kIteration fields. Returns
-// false when the value of a known key, or an empty value, does not parse (a malformed field).
-bool StoreField(std::string_view raw_key, std::string_view raw_value, bool allow_grouping,
-                IterationRecord* record, KeyCache* keys, long long* iteration);
+// Stores a known or unknown key/value pair: typed field when known, `extra`
+// otherwise. Values that are not numbers are ignored. `iteration` receives
+// kIteration fields. Returns false when the value of a known key, or an empty
+// value, does not parse (a malformed field).
+bool StoreField(std::string_view raw_key, std::string_view raw_value,
+                bool allow_grouping, IterationRecord* record, KeyCache* keys,
+                long long* iteration);
 
 }  // namespace lens::training
 

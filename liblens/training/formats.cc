@@ -6,18 +6,21 @@ namespace lens::training {
 
 namespace {
 
-// "iteration 5", "step: 5", "'loss': 2.5", "loss=nan": a metric keyword with a number.
+// "iteration 5", "step: 5", "'loss': 2.5", "loss=nan": a metric keyword with a
+// number.
 bool HasKeywordNumber(std::string_view line) {
   for (std::string_view word : {"iteration", "step", "loss"}) {
     for (size_t at = line.find(word); at != std::string_view::npos;
          at = line.find(word, at + 1)) {
       size_t j = at + word.size();
-      while (j < line.size() && (IsBlank(line[j]) || line[j] == ':' || line[j] == '=' ||
-                                 line[j] == '\'' || line[j] == '"')) {
+      while (j < line.size() &&
+             (IsBlank(line[j]) || line[j] == ':' || line[j] == '=' ||
+              line[j] == '\'' || line[j] == '"')) {
         ++j;
       }
       double v = 0;
-      if (j > at + word.size() && j < line.size() && ParseNumber(line.substr(j), &v) > 0) {
+      if (j > at + word.size() && j < line.size() &&
+          ParseNumber(line.substr(j), &v) > 0) {
         return true;
       }
     }
@@ -25,7 +28,8 @@ bool HasKeywordNumber(std::string_view line) {
   return false;
 }
 
-// Lines frameworks print next to iteration lines that are known not to be iterations.
+// Lines frameworks print next to iteration lines that are known not to be
+// iterations.
 constexpr std::string_view kKnownNoise[] = {
     "memory (MB)",  // Megatron per-rank memory report
     "time (ms)",    // DeepSpeed/Megatron timers
@@ -38,17 +42,18 @@ bool LooksLikeMetrics(std::string_view line) {
   for (std::string_view noise : kKnownNoise) {
     if (line.find(noise) != std::string_view::npos) return false;
   }
-  // At least three "key: number" / "key=number" pairs whose key ends in a word character
-  // (timestamps such as "10:48:53" do not count).
+  // At least three "key: number" / "key=number" pairs whose key ends in a word
+  // character (timestamps such as "10:48:53" do not count).
   int pairs = 0;
   for (size_t i = 1; i + 1 < line.size(); ++i) {
     if (line[i] != ':' && line[i] != '=') continue;
     const char k = line[i - 1];
-    const bool key_end = (k >= 'a' && k <= 'z') || (k >= 'A' && k <= 'Z') || k == ')' ||
-                         k == '\'' || k == '_';
+    const bool key_end = (k >= 'a' && k <= 'z') || (k >= 'A' && k <= 'Z') ||
+                         k == ')' || k == '\'' || k == '_';
     size_t j = i + 1;
     while (j < line.size() && IsBlank(line[j])) ++j;
-    if (key_end && j < line.size() && (IsDigit(line[j]) || line[j] == '-' || line[j] == '.')) {
+    if (key_end && j < line.size() &&
+        (IsDigit(line[j]) || line[j] == '-' || line[j] == '.')) {
       ++pairs;
     }
   }
@@ -66,11 +71,13 @@ void ParseLine(std::string_view line, const LinePrefix& prefix, LineResult* out,
     if (prefix.primus && out->record.format == TrainingFormat::kMegatron) {
       out->record.format = TrainingFormat::kPrimus;
     }
-  } else if (!ParseTorchTitanLine(line, out, scratch) && !ParseDeepSpeedLine(line, out, scratch) &&
+  } else if (!ParseTorchTitanLine(line, out, scratch) &&
+             !ParseDeepSpeedLine(line, out, scratch) &&
              !ParseDeepSpeedPipeLine(line, out, scratch) &&
-             !ParseHfTrainerLine(line, out, scratch) && !ParseProgressLine(line, out) &&
-             !ParseEventLine(line, out)) {
-    out->kind = LooksLikeMetrics(line) ? LineKind::kCandidate : LineKind::kNothing;
+             !ParseHfTrainerLine(line, out, scratch) &&
+             !ParseProgressLine(line, out) && !ParseEventLine(line, out)) {
+    out->kind =
+        LooksLikeMetrics(line) ? LineKind::kCandidate : LineKind::kNothing;
     return;
   }
   if (out->kind == LineKind::kRecord) {

@@ -1,6 +1,6 @@
-// Per-line parsers of the training-log formats. Each takes one cleaned line (no CRI/JSON
-// wrapper, no ANSI codes) and says what the line is. Stateless; the run logic lives in
-// parser.cc.
+// Per-line parsers of the training-log formats. Each takes one cleaned line (no
+// CRI/JSON wrapper, no ANSI codes) and says what the line is. Stateless; the
+// run logic lives in parser.cc.
 #ifndef LENS_TRAINING_FORMATS_H_
 #define LENS_TRAINING_FORMATS_H_
 
@@ -25,8 +25,10 @@ enum class LineKind : uint8_t {
 struct LineResult {
   LineKind kind = LineKind::kNothing;
   IterationRecord record;
-  bool iteration_known = true;  // false: the format prints no step number (HF Trainer dicts)
-  bool malformed = false;       // a record with fields that did not parse (truncated, garbled)
+  bool iteration_known =
+      true;  // false: the format prints no step number (HF Trainer dicts)
+  bool malformed =
+      false;  // a record with fields that did not parse (truncated, garbled)
   TrainingEvent event;
   long long progress = 0;
   long long progress_total = 0;
@@ -38,18 +40,26 @@ struct Scratch {
 };
 
 // Classifies one cleaned line. `prefix` holds what ParsePrefix found on it.
-void ParseLine(std::string_view line, const LinePrefix& prefix, LineResult* out, Scratch* scratch);
+void ParseLine(std::string_view line, const LinePrefix& prefix, LineResult* out,
+               Scratch* scratch);
 
-// Individual formats; each returns true when it recognised the line (out filled).
-bool ParseMegatronLine(std::string_view line, LineResult* out, Scratch* scratch);
-bool ParseTorchTitanLine(std::string_view line, LineResult* out, Scratch* scratch);
-bool ParseDeepSpeedPipeLine(std::string_view line, LineResult* out, Scratch* scratch);
-bool ParseDeepSpeedLine(std::string_view line, LineResult* out, Scratch* scratch);
-bool ParseHfTrainerLine(std::string_view line, LineResult* out, Scratch* scratch);
+// Individual formats; each returns true when it recognised the line (out
+// filled).
+bool ParseMegatronLine(std::string_view line, LineResult* out,
+                       Scratch* scratch);
+bool ParseTorchTitanLine(std::string_view line, LineResult* out,
+                         Scratch* scratch);
+bool ParseDeepSpeedPipeLine(std::string_view line, LineResult* out,
+                            Scratch* scratch);
+bool ParseDeepSpeedLine(std::string_view line, LineResult* out,
+                        Scratch* scratch);
+bool ParseHfTrainerLine(std::string_view line, LineResult* out,
+                        Scratch* scratch);
 bool ParseProgressLine(std::string_view line, LineResult* out);
 bool ParseEventLine(std::string_view line, LineResult* out);
 
-// True when a line that no format accepted still looks like metrics (format drift).
+// True when a line that no format accepted still looks like metrics (format
+// drift).
 bool LooksLikeMetrics(std::string_view line);
 
 }  // namespace lens::training

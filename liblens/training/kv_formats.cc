@@ -1,9 +1,12 @@
 // Formats printed as "key: value" / "key=value" runs without '|' separators:
-//   TorchTitan  "step: 1990  loss:  3.4370  memory: 68.57GiB(86.69%)  tps: 6,785  mfu: 39.73%"
-//   DeepSpeed   "[Rank 0] step=10, skipped=6, lr=[9.6e-06, 9.6e-06], mom=[(0.9, 0.95)]"
-//               "epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=173.4, ..."
-//   HF Trainer  "{'loss': 2.5586, 'grad_norm': 6.84, 'learning_rate': 5e-05, 'epoch': 0.01}"
-//   tqdm        "  1%|1         | 1/100 [00:27<44:53, 27.20s/it]"
+//   TorchTitan  "step: 1990  loss:  3.4370  memory: 68.57GiB(86.69%)  tps:
+//   6,785  mfu: 39.73%" DeepSpeed   "[Rank 0] step=10, skipped=6,
+//   lr=[9.6e-06, 9.6e-06], mom=[(0.9, 0.95)]"
+//               "epoch=0/micro_step=10/global_step=10,
+//               RunningAvgSamplesPerSec=173.4, ..."
+//   HF Trainer  "{'loss': 2.5586, 'grad_norm': 6.84, 'learning_rate': 5e-05,
+//   'epoch': 0.01}" tqdm        "  1%|1         | 1/100
+//   [00:27<44:53, 27.20s/it]"
 #include "training/fields.h"
 #include "training/formats.h"
 #include "training/numbers.h"
@@ -17,8 +20,9 @@ size_t FindWord(std::string_view s, std::string_view word, size_t from = 0) {
     size_t at = s.find(word, from);
     if (at == std::string_view::npos) return at;
     char before = at == 0 ? ' ' : s[at - 1];
-    bool word_char = (before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z') ||
-                     IsDigit(before) || before == '_';
+    bool word_char = (before >= 'a' && before <= 'z') ||
+                     (before >= 'A' && before <= 'Z') || IsDigit(before) ||
+                     before == '_';
     if (!word_char) return at;
     from = at + 1;
   }
@@ -52,7 +56,8 @@ void SplitTopLevel(std::string_view s, Fn fn) {
 
 }  // namespace
 
-bool ParseTorchTitanLine(std::string_view line, LineResult* out, Scratch* scratch) {
+bool ParseTorchTitanLine(std::string_view line, LineResult* out,
+                         Scratch* scratch) {
   size_t at = FindWord(line, "step:");
   if (at == std::string_view::npos) return false;
   std::string_view rest = line.substr(at + 5);
@@ -85,7 +90,8 @@ bool ParseTorchTitanLine(std::string_view line, LineResult* out, Scratch* scratc
   return true;
 }
 
-bool ParseDeepSpeedLine(std::string_view line, LineResult* out, Scratch* scratch) {
+bool ParseDeepSpeedLine(std::string_view line, LineResult* out,
+                        Scratch* scratch) {
   size_t at = FindWord(line, "global_step=");
   size_t fields_at = at;
   if (at == std::string_view::npos) {
@@ -107,20 +113,23 @@ bool ParseDeepSpeedLine(std::string_view line, LineResult* out, Scratch* scratch
       size_t eq = seg.find('=');
       if (eq == std::string_view::npos) return;
       size_t next_eq = seg.find('=', eq + 1);
-      size_t slash = next_eq == std::string_view::npos ? std::string_view::npos
-                                                        : seg.rfind('/', next_eq);
-      std::string_view value = seg.substr(eq + 1, slash == std::string_view::npos
-                                                      ? std::string_view::npos
-                                                      : slash - eq - 1);
+      size_t slash = next_eq == std::string_view::npos
+                         ? std::string_view::npos
+                         : seg.rfind('/', next_eq);
+      std::string_view value = seg.substr(
+          eq + 1, slash == std::string_view::npos ? std::string_view::npos
+                                                  : slash - eq - 1);
       std::string_view key = seg.substr(0, eq);
-      if (key != "micro_step") StoreField(key, value, false, &r, &scratch->keys, &step);
+      if (key != "micro_step")
+        StoreField(key, value, false, &r, &scratch->keys, &step);
       if (slash == std::string_view::npos) return;
       seg.remove_prefix(slash + 1);
     }
   });
   if (step < 0 || r.FieldCount() == 0) return false;
   if (step == 0) {
-    // DeepSpeed prints "step=0" with lr=0 while the engine is built, before training starts.
+    // DeepSpeed prints "step=0" with lr=0 while the engine is built, before
+    // training starts.
     out->kind = LineKind::kNothing;
     return true;
   }
@@ -129,9 +138,11 @@ bool ParseDeepSpeedLine(std::string_view line, LineResult* out, Scratch* scratch
   return true;
 }
 
-// DeepSpeed's pipeline engine: "steps: 10 loss: 9.9602 iter time (s): 14.912 samples/sec: 34.3".
-// Values have no blanks, keys may: split at ": " and peel each value off the next key.
-bool ParseDeepSpeedPipeLine(std::string_view line, LineResult* out, Scratch* scratch) {
+// DeepSpeed's pipeline engine: "steps: 10 loss: 9.9602 iter time (s): 14.912
+// samples/sec: 34.3". Values have no blanks, keys may: split at ": " and peel
+// each value off the next key.
+bool ParseDeepSpeedPipeLine(std::string_view line, LineResult* out,
+                            Scratch* scratch) {
   size_t at = FindWord(line, "steps: ");
   if (at == std::string_view::npos) return false;
   std::string_view rest = line.substr(at + 7);
@@ -151,8 +162,10 @@ bool ParseDeepSpeedPipeLine(std::string_view line, LineResult* out, Scratch* scr
     if (!key.empty()) {
       std::string_view value = TrimBlanks(piece);
       size_t blank = value.find(' ');
-      if (sep != std::string_view::npos && blank == std::string_view::npos) return false;
-      StoreField(key, value.substr(0, blank), false, &r, &scratch->keys, &ignored);
+      if (sep != std::string_view::npos && blank == std::string_view::npos)
+        return false;
+      StoreField(key, value.substr(0, blank), false, &r, &scratch->keys,
+                 &ignored);
       if (blank == std::string_view::npos) break;
       key = TrimBlanks(value.substr(blank + 1));
     } else {
@@ -166,7 +179,8 @@ bool ParseDeepSpeedPipeLine(std::string_view line, LineResult* out, Scratch* scr
   return true;
 }
 
-bool ParseHfTrainerLine(std::string_view line, LineResult* out, Scratch* scratch) {
+bool ParseHfTrainerLine(std::string_view line, LineResult* out,
+                        Scratch* scratch) {
   size_t total = line.find("Total optimization steps = ");
   if (total != std::string_view::npos) {
     long long steps = 0;
@@ -191,11 +205,14 @@ bool ParseHfTrainerLine(std::string_view line, LineResult* out, Scratch* scratch
   long long ignored = 0;
   SplitTopLevel(body, [&](std::string_view seg) {
     size_t colon = seg.find("': ");
-    if (seg.size() < 4 || seg.front() != '\'' || colon == std::string_view::npos) return;
+    if (seg.size() < 4 || seg.front() != '\'' ||
+        colon == std::string_view::npos)
+      return;
     std::string_view key = seg.substr(1, colon - 1);
     std::string_view value = seg.substr(colon + 3);
     if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"')) {
-      value = value.substr(1, value.size() - 2);  // newer versions quote rounded numbers
+      value = value.substr(
+          1, value.size() - 2);  // newer versions quote rounded numbers
     }
     has_loss |= key == "loss";
     has_train_loss |= key == "train_loss";
@@ -205,7 +222,8 @@ bool ParseHfTrainerLine(std::string_view line, LineResult* out, Scratch* scratch
   if (has_loss) {
     out->kind = LineKind::kRecord;
     out->iteration_known = false;
-    // A progress bar drawn just before the dict on the same line ("10/100 [...]{'loss': ..").
+    // A progress bar drawn just before the dict on the same line ("10/100
+    // [...]{'loss': ..").
     LineResult bar;
     if (ParseProgressLine(line.substr(0, open), &bar)) {
       out->progress = bar.progress;
@@ -213,7 +231,8 @@ bool ParseHfTrainerLine(std::string_view line, LineResult* out, Scratch* scratch
     }
     return true;
   }
-  if (has_train_loss) {  // the final summary dict: {'train_runtime': ..., 'train_loss': ...}
+  if (has_train_loss) {  // the final summary dict: {'train_runtime': ...,
+                         // 'train_loss': ...}
     out->kind = LineKind::kEvent;
     out->event = TrainingEvent();
     out->event.type = TrainingEventType::kTrainingEnd;

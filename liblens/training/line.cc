@@ -31,7 +31,8 @@ bool Digits(std::string_view s, size_t pos, size_t n, int* out) {
   return true;
 }
 
-// Length of an ANSI sequence at line[i] ('\x1b' or a lost-ESC '['), 0 when none.
+// Length of an ANSI sequence at line[i] ('\x1b' or a lost-ESC '['), 0 when
+// none.
 size_t AnsiLength(std::string_view line, size_t i) {
   size_t j = i;
   bool esc = line[j] == '\x1b';
@@ -44,14 +45,16 @@ size_t AnsiLength(std::string_view line, size_t i) {
   while (j < line.size() && (IsDigit(line[j]) || line[j] == ';')) ++j;
   if (j >= line.size()) return 0;
   if (esc) return (line[j] >= '@' && line[j] <= '~') ? j + 1 - i : 0;
-  // Without ESC only colour codes with at least one digit count ("[0m", "[1;36m").
+  // Without ESC only colour codes with at least one digit count ("[0m",
+  // "[1;36m").
   return (line[j] == 'm' && j > params) ? j + 1 - i : 0;
 }
 
 }  // namespace
 
 std::string_view StripAnsi(std::string_view line, std::string* out) {
-  // Jump between candidate bytes with memchr; most lines have few '[' and no ESC.
+  // Jump between candidate bytes with memchr; most lines have few '[' and no
+  // ESC.
   const char* const begin = line.data();
   const char* const end = begin + line.size();
   auto next = [end](const char* from, char c) {
@@ -87,7 +90,8 @@ std::optional<double> ParseTimestamp(std::string_view s, size_t* consumed) {
   size_t i = 0;
   if (!Digits(s, 0, 4, &y)) return std::nullopt;
   if (s.size() > 4 && s[4] == '-') {
-    if (!Digits(s, 5, 2, &mo) || s.size() < 8 || s[7] != '-' || !Digits(s, 8, 2, &d)) {
+    if (!Digits(s, 5, 2, &mo) || s.size() < 8 || s[7] != '-' ||
+        !Digits(s, 8, 2, &d)) {
       return std::nullopt;
     }
     i = 10;
@@ -97,11 +101,13 @@ std::optional<double> ParseTimestamp(std::string_view s, size_t* consumed) {
   }
   if (i >= s.size() || (s[i] != 'T' && s[i] != ' ')) return std::nullopt;
   ++i;
-  if (!Digits(s, i, 2, &h) || i + 2 >= s.size() || s[i + 2] != ':' || !Digits(s, i + 3, 2, &mi) ||
-      i + 5 >= s.size() || s[i + 5] != ':' || !Digits(s, i + 6, 2, &sec)) {
+  if (!Digits(s, i, 2, &h) || i + 2 >= s.size() || s[i + 2] != ':' ||
+      !Digits(s, i + 3, 2, &mi) || i + 5 >= s.size() || s[i + 5] != ':' ||
+      !Digits(s, i + 6, 2, &sec)) {
     return std::nullopt;
   }
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+    return std::nullopt;
   i += 8;
   double frac = 0;
   if (i < s.size() && (s[i] == '.' || s[i] == ',')) {
@@ -116,16 +122,21 @@ std::optional<double> ParseTimestamp(std::string_view s, size_t* consumed) {
   int64_t offset_s = 0;
   if (i < s.size() && s[i] == 'Z') {
     ++i;
-  } else if (i + 5 < s.size() + 0 && (s[i] == '+' || s[i] == '-') && IsDigit(s[i + 1])) {
+  } else if (i + 5 < s.size() + 0 && (s[i] == '+' || s[i] == '-') &&
+             IsDigit(s[i + 1])) {
     int oh, om;
-    if (Digits(s, i + 1, 2, &oh) && s[i + 3] == ':' && Digits(s, i + 4, 2, &om)) {
+    if (Digits(s, i + 1, 2, &oh) && s[i + 3] == ':' &&
+        Digits(s, i + 4, 2, &om)) {
       offset_s = (oh * 3600 + om * 60) * (s[i] == '+' ? 1 : -1);
       i += 6;
     }
   }
   *consumed = i;
-  const int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
-  return static_cast<double>(days * 86400 + h * 3600 + mi * 60 + sec - offset_s) + frac;
+  const int64_t days =
+      DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+  return static_cast<double>(days * 86400 + h * 3600 + mi * 60 + sec -
+                             offset_s) +
+         frac;
 }
 
 bool ParseCriLine(std::string_view line, CriLine* out) {
@@ -176,9 +187,11 @@ bool ParseJsonRecord(std::string_view line, std::string* message,
     auto stream = doc.FindMember("stream");
     cri->is_stderr = stream != doc.MemberEnd() && stream->value.IsString() &&
                      std::string_view(stream->value.GetString()) == "stderr";
-    if (cri->partial) return true;  // keep the text exactly as it is: it continues
+    if (cri->partial)
+      return true;  // keep the text exactly as it is: it continues
   }
-  while (!message->empty() && (message->back() == '\n' || message->back() == '\r')) {
+  while (!message->empty() &&
+         (message->back() == '\n' || message->back() == '\r')) {
     message->pop_back();
   }
   auto date = doc.FindMember("date");
@@ -200,7 +213,8 @@ void ParsePrefix(std::string_view line, LinePrefix* out) {
   std::string_view head = line.substr(0, 96);
   // Timestamp: the first "20yy" that starts a date in the head.
   for (size_t i = 0; i + 17 <= head.size(); ++i) {
-    if (line[i] == '2' && line[i + 1] == '0' && (i == 0 || !IsDigit(line[i - 1]))) {
+    if (line[i] == '2' && line[i + 1] == '0' &&
+        (i == 0 || !IsDigit(line[i - 1]))) {
       size_t used = 0;
       if (auto ts = ParseTimestamp(line.substr(i), &used)) {
         out->timestamp_s = ts;
@@ -213,7 +227,8 @@ void ParsePrefix(std::string_view line, LinePrefix* out) {
     long long rank = 0, world = 0;
     std::string_view rest = head.substr(r + 6);
     size_t n = ParseInt(rest, &rank);
-    if (n > 0 && n < rest.size() && rest[n] == '/' && ParseInt(rest.substr(n + 1), &world) > 0) {
+    if (n > 0 && n < rest.size() && rest[n] == '/' &&
+        ParseInt(rest.substr(n + 1), &world) > 0) {
       out->rank = static_cast<int32_t>(rank);
       out->world_size = static_cast<int32_t>(world);
       out->primus = true;
@@ -223,13 +238,15 @@ void ParsePrefix(std::string_view line, LinePrefix* out) {
   r = head.find("[Rank ");
   if (r != std::string_view::npos) {
     long long rank = 0;
-    if (ParseInt(head.substr(r + 6), &rank) > 0) out->rank = static_cast<int32_t>(rank);
+    if (ParseInt(head.substr(r + 6), &rank) > 0)
+      out->rank = static_cast<int32_t>(rank);
     return;
   }
   // srun --label / torchrun prefixes: "3: ..." at the start of the line.
   long long rank = 0;
   size_t n = ParseInt(head, &rank);
-  if (n > 0 && n <= 5 && n + 1 < head.size() && head[n] == ':' && head[n + 1] == ' ') {
+  if (n > 0 && n <= 5 && n + 1 < head.size() && head[n] == ':' &&
+      head[n + 1] == ' ') {
     out->rank = static_cast<int32_t>(rank);
   }
 }

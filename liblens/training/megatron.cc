@@ -1,7 +1,8 @@
 // Megatron-LM, Megatron-DeepSpeed, Primus and NeMo 2 iteration lines:
-//   " iteration      424/   40000 | consumed samples: 27136 | ... | lm loss: 4.447942E+00 |"
-//   "iteration=       1/  317892 | consumed_samples=  768 | lm loss=11.133188 | ..."
-//   "Training epoch 1, iteration 0/999 | lr: 2.999e-06 | global_step: 19 | ..."
+//   " iteration      424/   40000 | consumed samples: 27136 | ... | lm
+//   loss: 4.447942E+00 |" "iteration=       1/  317892 | consumed_samples=  768
+//   | lm loss=11.133188 | ..." "Training epoch 1, iteration 0/999 |
+//   lr: 2.999e-06 | global_step: 19 | ..."
 #include <cmath>
 
 #include "training/fields.h"
@@ -17,7 +18,8 @@ size_t SkipBlanks(std::string_view s, size_t i) {
 }
 
 // At s[i] (just after "iteration"): "[ =]* N [ ]* / [ ]* M". Sets the end of M.
-bool ParseCounter(std::string_view s, size_t i, long long* n, long long* m, size_t* end) {
+bool ParseCounter(std::string_view s, size_t i, long long* n, long long* m,
+                  size_t* end) {
   size_t j = i;
   while (j < s.size() && (IsBlank(s[j]) || s[j] == '=')) ++j;
   if (j == i) return false;
@@ -34,7 +36,8 @@ bool ParseCounter(std::string_view s, size_t i, long long* n, long long* m, size
 
 }  // namespace
 
-bool ParseMegatronLine(std::string_view line, LineResult* out, Scratch* scratch) {
+bool ParseMegatronLine(std::string_view line, LineResult* out,
+                       Scratch* scratch) {
   size_t pos = 0;
   long long n = 0, m = 0;
   size_t fields_at = 0;
@@ -58,21 +61,23 @@ bool ParseMegatronLine(std::string_view line, LineResult* out, Scratch* scratch)
   while (!rest.empty()) {
     size_t bar = rest.find('|');
     std::string_view seg = rest.substr(0, bar);
-    rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+    rest = bar == std::string_view::npos ? std::string_view()
+                                         : rest.substr(bar + 1);
     size_t sep = FindEither(seg, ':', '=');
     if (sep == std::string_view::npos) {
-      // Only the blank tail after the last '|' is expected; anything else is a cut or glued line.
+      // Only the blank tail after the last '|' is expected; anything else is a
+      // cut or glued line.
       if (!TrimBlanks(seg).empty()) out->malformed = true;
       continue;
     }
-    if (!StoreField(seg.substr(0, sep), seg.substr(sep + 1), false, &r, &scratch->keys,
-                    &global_step)) {
+    if (!StoreField(seg.substr(0, sep), seg.substr(sep + 1), false, &r,
+                    &scratch->keys, &global_step)) {
       out->malformed = true;
     }
   }
 
-  // NeMo 2 / Lightning: "Training epoch E, iteration i/n" counts batches within the epoch;
-  // global_step is the step.
+  // NeMo 2 / Lightning: "Training epoch E, iteration i/n" counts batches within
+  // the epoch; global_step is the step.
   size_t epoch_at = line.rfind("Training epoch ", pos);
   if (epoch_at != std::string_view::npos) {
     r.format = TrainingFormat::kNeMo;

@@ -3,8 +3,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <string>
 #include <limits>
+#include <string>
 
 namespace lens::training {
 namespace {
@@ -19,14 +19,16 @@ bool IEquals(std::string_view s, std::string_view lower) {
   return true;
 }
 
-// Length of a "1,234,567" group run starting at s (digits then ",ddd" groups), or 0.
+// Length of a "1,234,567" group run starting at s (digits then ",ddd" groups),
+// or 0.
 size_t GroupedLength(std::string_view s) {
   size_t i = 0;
   while (i < s.size() && i < 3 && IsDigit(s[i])) ++i;
   if (i == 0 || (i < s.size() && IsDigit(s[i]))) return 0;
   size_t groups = 0;
-  while (i + 3 < s.size() + 0 && s[i] == ',' && IsDigit(s[i + 1]) && IsDigit(s[i + 2]) &&
-         IsDigit(s[i + 3]) && (i + 4 >= s.size() || !IsDigit(s[i + 4]))) {
+  while (i + 3 < s.size() + 0 && s[i] == ',' && IsDigit(s[i + 1]) &&
+         IsDigit(s[i + 2]) && IsDigit(s[i + 3]) &&
+         (i + 4 >= s.size() || !IsDigit(s[i + 4]))) {
     i += 4;
     ++groups;
   }
@@ -34,14 +36,17 @@ size_t GroupedLength(std::string_view s) {
 }
 
 bool IsWordChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) ||
+         c == '_';
 }
 
 }  // namespace
 
 std::string_view TrimBlanks(std::string_view s) {
-  while (!s.empty() && (IsBlank(s.front()) || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (IsBlank(s.back()) || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (IsBlank(s.front()) || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (IsBlank(s.back()) || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -62,9 +67,11 @@ size_t ParseNumber(std::string_view s, double* out, bool allow_grouping) {
   std::string_view rest = s.substr(i);
   if (rest.empty()) return 0;
   if (!IsDigit(rest[0]) && rest[0] != '.') {
-    // nan / inf / infinity, not followed by a word character ("info", "nanoseconds").
+    // nan / inf / infinity, not followed by a word character ("info",
+    // "nanoseconds").
     for (std::string_view word : {"infinity", "inf", "nan"}) {
-      if (rest.size() >= word.size() && IEquals(rest.substr(0, word.size()), word) &&
+      if (rest.size() >= word.size() &&
+          IEquals(rest.substr(0, word.size()), word) &&
           (rest.size() == word.size() || !IsWordChar(rest[word.size()]))) {
         double v = word == "nan" ? std::numeric_limits<double>::quiet_NaN()
                                  : std::numeric_limits<double>::infinity();
@@ -77,7 +84,8 @@ size_t ParseNumber(std::string_view s, double* out, bool allow_grouping) {
   if (allow_grouping) {
     const size_t g = GroupedLength(rest);
     if (g > 0) {
-      // Copy the digits without separators, then the fraction/exponent that may follow.
+      // Copy the digits without separators, then the fraction/exponent that may
+      // follow.
       char buf[64];
       size_t n = 0, j = 0, commas = 0;
       for (; j < g; ++j) {
@@ -87,7 +95,8 @@ size_t ParseNumber(std::string_view s, double* out, bool allow_grouping) {
           buf[n++] = rest[j];
         }
       }
-      while (j < rest.size() && n < sizeof(buf) && !IsBlank(rest[j]) && rest[j] != ',') {
+      while (j < rest.size() && n < sizeof(buf) && !IsBlank(rest[j]) &&
+             rest[j] != ',') {
         buf[n++] = rest[j++];
       }
       double v = 0;
@@ -103,8 +112,8 @@ size_t ParseNumber(std::string_view s, double* out, bool allow_grouping) {
                                    std::chars_format::general);
   if (ptr == rest.data()) return 0;
   if (ec == std::errc::result_out_of_range) {
-    // Too large or too small for a double: from_chars leaves v alone; strtod saturates
-    // (HUGE_VAL or 0), which keeps the magnitude class.
+    // Too large or too small for a double: from_chars leaves v alone; strtod
+    // saturates (HUGE_VAL or 0), which keeps the magnitude class.
     std::string copy(rest.data(), static_cast<size_t>(ptr - rest.data()));
     v = std::strtod(copy.c_str(), nullptr);
   } else if (ec != std::errc()) {
@@ -125,8 +134,8 @@ bool ParseValue(std::string_view s, Value* v, bool allow_grouping) {
     if (n == 0) return false;
     i += n;
     size_t unit_start = i;
-    while (i < s.size() && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-                            s[i] == '%')) {
+    while (i < s.size() && ((s[i] >= 'a' && s[i] <= 'z') ||
+                            (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '%')) {
       ++i;
     }
     v->num[v->count] = num;
@@ -135,7 +144,8 @@ bool ParseValue(std::string_view s, Value* v, bool allow_grouping) {
     if (i == s.size()) return true;
     if (s[i] == '/') {
       ++i;
-      while (i < s.size() && IsBlank(s[i])) ++i;  // Primus prints "227.35GB/ 28.63GB/ ..."
+      while (i < s.size() && IsBlank(s[i]))
+        ++i;  // Primus prints "227.35GB/ 28.63GB/ ..."
     } else if (s[i] == '(' && s.back() == ')') {
       s.remove_suffix(1);
       ++i;

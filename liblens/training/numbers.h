@@ -7,15 +7,18 @@
 
 namespace lens::training {
 
-// Parses a number at the start of `s`: optional sign, digits, fraction, exponent ("1.0E-05"),
-// "nan"/"inf"/"infinity" in any case, and with `allow_grouping` thousands separators
-// ("6,785", "1,234,567.5"). Returns the number of bytes consumed, 0 when `s` does not start
-// with a number.
-size_t ParseNumber(std::string_view s, double* out, bool allow_grouping = false);
+// Parses a number at the start of `s`: optional sign, digits, fraction,
+// exponent ("1.0E-05"), "nan"/"inf"/"infinity" in any case, and with
+// `allow_grouping` thousands separators
+// ("6,785", "1,234,567.5"). Returns the number of bytes consumed, 0 when `s`
+// does not start with a number.
+size_t ParseNumber(std::string_view s, double* out,
+                   bool allow_grouping = false);
 
 // A field value: up to four numbers separated by '/' ("16601.3/17219.3",
-// "253.38GB/2.60GB/255.98GB/98.98%"), each with an optional unit ("GB", "GiB", "%", "s"), or
-// one number followed by a parenthesised second ("68.57GiB(86.69%)").
+// "253.38GB/2.60GB/255.98GB/98.98%"), each with an optional unit ("GB", "GiB",
+// "%", "s"), or one number followed by a parenthesised second
+// ("68.57GiB(86.69%)").
 struct Value {
   static constexpr int kMax = 4;
   double num[kMax] = {};
@@ -23,19 +26,21 @@ struct Value {
   int count = 0;
 };
 
-// Parses a whole value (leading/trailing blanks allowed). Returns false when `s` is not a
-// value (text, a list, trailing garbage).
+// Parses a whole value (leading/trailing blanks allowed). Returns false when
+// `s` is not a value (text, a list, trailing garbage).
 bool ParseValue(std::string_view s, Value* v, bool allow_grouping = false);
 
-// Parses a non-negative decimal integer at the start of s; returns bytes consumed (0: none).
+// Parses a non-negative decimal integer at the start of s; returns bytes
+// consumed (0: none).
 size_t ParseInt(std::string_view s, long long* out);
 
 inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 inline bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 std::string_view TrimBlanks(std::string_view s);
 
-// Position of the first `a` or `b` in s, or npos. (std::string_view::find_first_of calls
-// memchr once per byte of s: far too slow on the hot path.)
+// Position of the first `a` or `b` in s, or npos.
+// (std::string_view::find_first_of calls memchr once per byte of s: far too
+// slow on the hot path.)
 inline size_t FindEither(std::string_view s, char a, char b) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == a || s[i] == b) return i;

@@ -1,4 +1,5 @@
-// Output formats of training records: JSON lines, CSV, a fixed-width table and the summary.
+// Output formats of training records: JSON lines, CSV, a fixed-width table and
+// the summary.
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
@@ -38,11 +39,21 @@ void AppendJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -224,16 +235,18 @@ void AppendCsvRow(const IterationRecord& r, std::string* out) {
 
 std::string TableHeader() {
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "%4s %10s %10s %11s %10s %9s %12s %10s %8s %9s\n", "run",
-                "iteration", "target", "loss", "step_ms", "tflops", "tokens/s/gpu", "lr",
-                "grad", "mem_gb");
+  std::snprintf(buf, sizeof(buf),
+                "%4s %10s %10s %11s %10s %9s %12s %10s %8s %9s\n", "run",
+                "iteration", "target", "loss", "step_ms", "tflops",
+                "tokens/s/gpu", "lr", "grad", "mem_gb");
   return buf;
 }
 
 void AppendTableRow(const IterationRecord& r, std::string* out) {
   auto target = r.Get(IterationField::kTargetIteration);
   char buf[512];
-  std::snprintf(buf, sizeof(buf), "%4d %10" PRId64 " %10s %11s %10s %9s %12s %10s %8s %9s\n",
+  std::snprintf(buf, sizeof(buf),
+                "%4d %10" PRId64 " %10s %11s %10s %9s %12s %10s %8s %9s\n",
                 r.run, r.iteration, target ? Fixed(target, 0).c_str() : "-",
                 Scientific(r.Get(IterationField::kLoss)).c_str(),
                 Fixed(r.Get(IterationField::kElapsedMs), 1).c_str(),
@@ -245,42 +258,51 @@ void AppendTableRow(const IterationRecord& r, std::string* out) {
   out->append(buf);
 }
 
-std::string FormatSummary(const std::vector<RunSummary>& runs, const TrainingParserStats& stats) {
+std::string FormatSummary(const std::vector<RunSummary>& runs,
+                          const TrainingParserStats& stats) {
   std::string out;
   char buf[512];
   if (runs.empty()) out.append("no training records or events found\n");
   for (const RunSummary& s : runs) {
     std::string range = "-";
     if (s.first_iteration) {
-      range = std::to_string(*s.first_iteration) + ".." + std::to_string(*s.last_iteration);
-      if (s.target_iteration) range += " of " + std::to_string(*s.target_iteration);
+      range = std::to_string(*s.first_iteration) + ".." +
+              std::to_string(*s.last_iteration);
+      if (s.target_iteration)
+        range += " of " + std::to_string(*s.target_iteration);
     }
-    std::snprintf(buf, sizeof(buf), "run %d (%s): %" PRIu64 " iterations, %s%s\n", s.run,
-                  std::string(TrainingFormatName(s.format)).c_str(), s.iterations, range.c_str(),
-                  s.ended ? ", ended" : "");
+    std::snprintf(buf, sizeof(buf),
+                  "run %d (%s): %" PRIu64 " iterations, %s%s\n", s.run,
+                  std::string(TrainingFormatName(s.format)).c_str(),
+                  s.iterations, range.c_str(), s.ended ? ", ended" : "");
     out.append(buf);
     std::snprintf(buf, sizeof(buf), "  step time ms   p10 %s  p50 %s  p90 %s\n",
-                  Fixed(s.step_ms_p10, 1).c_str(), Fixed(s.step_ms_p50, 1).c_str(),
+                  Fixed(s.step_ms_p10, 1).c_str(),
+                  Fixed(s.step_ms_p50, 1).c_str(),
                   Fixed(s.step_ms_p90, 1).c_str());
     out.append(buf);
-    std::snprintf(buf, sizeof(buf), "  TFLOP/s/GPU   p50 %s    tokens/s/GPU p50 %s\n",
+    std::snprintf(buf, sizeof(buf),
+                  "  TFLOP/s/GPU   p50 %s    tokens/s/GPU p50 %s\n",
                   Fixed(s.tflops_per_gpu_p50, 1).c_str(),
                   Fixed(s.tokens_per_s_per_gpu_p50, 1).c_str());
     out.append(buf);
     std::snprintf(buf, sizeof(buf), "  loss          first %s  last %s\n",
-                  Scientific(s.first_loss).c_str(), Scientific(s.last_loss).c_str());
+                  Scientific(s.first_loss).c_str(),
+                  Scientific(s.last_loss).c_str());
     out.append(buf);
     std::snprintf(buf, sizeof(buf),
                   "  nan loss records %" PRIu64 ", nan iterations %" PRIu64
                   ", skipped iterations %" PRIu64 ", checkpoints %" PRIu64 "\n",
-                  s.nan_loss_records, s.nan_iterations, s.skipped_iterations, s.checkpoints);
+                  s.nan_loss_records, s.nan_iterations, s.skipped_iterations,
+                  s.checkpoints);
     out.append(buf);
   }
   std::snprintf(buf, sizeof(buf),
                 "lines %" PRIu64 ", records %" PRIu64 ", events %" PRIu64
-                ", duplicates dropped %" PRIu64 ", unparsed candidate lines %" PRIu64 "\n",
-                stats.lines, stats.records, stats.events, stats.duplicate_iterations,
-                stats.unparsed_candidates);
+                ", duplicates dropped %" PRIu64
+                ", unparsed candidate lines %" PRIu64 "\n",
+                stats.lines, stats.records, stats.events,
+                stats.duplicate_iterations, stats.unparsed_candidates);
   out.append(buf);
   if (stats.unparsed_candidates > 0) {
     out.append("  example of an unparsed candidate line: ");
@@ -288,7 +310,8 @@ std::string FormatSummary(const std::vector<RunSummary>& runs, const TrainingPar
     out.push_back('\n');
   }
   if (stats.oversized_lines > 0) {
-    std::snprintf(buf, sizeof(buf), "  %" PRIu64 " oversized lines skipped\n", stats.oversized_lines);
+    std::snprintf(buf, sizeof(buf), "  %" PRIu64 " oversized lines skipped\n",
+                  stats.oversized_lines);
     out.append(buf);
   }
   return out;

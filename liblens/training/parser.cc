@@ -1,5 +1,6 @@
-// The streaming parser: splits input into lines, skips lines without a trigger word, unwraps
-// CRI/JSON/ANSI, classifies each line and applies the run rules (new runs, dedup, merge).
+// The streaming parser: splits input into lines, skips lines without a trigger
+// word, unwraps CRI/JSON/ANSI, classifies each line and applies the run rules
+// (new runs, dedup, merge).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,14 +22,16 @@ using training::LineKind;
 
 class TrainingLogParser::Impl {
  public:
-  explicit Impl(TrainingParserOptions options) : options_(options), run_(options.first_run) {
+  explicit Impl(TrainingParserOptions options)
+      : options_(options), run_(options.first_run) {
     options_.max_line_bytes = std::max<size_t>(options_.max_line_bytes, 4096);
   }
 
   void Feed(std::string_view chunk);
   void Finish();
   std::vector<IterationRecord> TakeRecords() {
-    last_record_index_ = SIZE_MAX;  // a later merge re-emits instead of editing in place
+    last_record_index_ =
+        SIZE_MAX;  // a later merge re-emits instead of editing in place
     return std::exchange(records_, {});
   }
   std::vector<TrainingEvent> TakeEvents() {
@@ -48,7 +51,8 @@ class TrainingLogParser::Impl {
   void CompleteLine(std::string_view line);
   void HandleLine(std::string_view line);
   void HandleCri(const training::CriLine& cri);
-  void ProcessMessage(std::string_view message, std::optional<double> timestamp_s);
+  void ProcessMessage(std::string_view message,
+                      std::optional<double> timestamp_s);
   void ProcessText(std::string_view text, std::optional<double> timestamp_s);
   void OnRecord(training::LineResult& result);
   void OnEvent(TrainingEvent& event);
@@ -56,7 +60,8 @@ class TrainingLogParser::Impl {
   void NewRun();
   void CountCandidate(std::string_view line) {
     ++stats_.unparsed_candidates;
-    if (stats_.unparsed_example.empty()) stats_.unparsed_example = std::string(line.substr(0, 512));
+    if (stats_.unparsed_example.empty())
+      stats_.unparsed_example = std::string(line.substr(0, 512));
   }
 
   // Line assembly.
@@ -77,17 +82,20 @@ class TrainingLogParser::Impl {
   bool run_has_records_ = false;
   int64_t last_iteration_ = 0;
   IterationRecord last_record_;
-  size_t last_record_index_ = SIZE_MAX;  // index in records_ while not yet taken
+  size_t last_record_index_ =
+      SIZE_MAX;  // index in records_ while not yet taken
   TrainingFormat run_format_ = TrainingFormat::kUnknown;
   long long last_progress_ = -1;
   std::optional<int64_t> total_steps_;
   std::optional<TrainingEvent> last_event_[4];  // per type, in this run
-  size_t last_event_index_[4] = {SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};  // in events_
+  size_t last_event_index_[4] = {SIZE_MAX, SIZE_MAX, SIZE_MAX,
+                                 SIZE_MAX};  // in events_
   struct Checkpoint {
     TrainingEvent start;
     bool ended;
   };
-  std::vector<Checkpoint> checkpoints_;  // the latest saves started in this run (<= 8)
+  std::vector<Checkpoint>
+      checkpoints_;  // the latest saves started in this run (<= 8)
 };
 
 void TrainingLogParser::Impl::AppendCarry(std::string_view piece) {
@@ -120,7 +128,8 @@ void TrainingLogParser::Impl::Feed(std::string_view chunk) {
   if (last == nullptr) {
     AppendCarry(chunk);
   } else {
-    size_t n = static_cast<size_t>(static_cast<const char*>(last) - chunk.data()) + 1;
+    size_t n =
+        static_cast<size_t>(static_cast<const char*>(last) - chunk.data()) + 1;
     ProcessBlock(chunk.substr(0, n));
     AppendCarry(chunk.substr(n));
   }
@@ -143,7 +152,8 @@ void TrainingLogParser::Impl::Finish() {
   stats_.lines = line_no_;
 }
 
-// One line assembled from pieces (the carry); `carry_oversized_` says whether it was cut.
+// One line assembled from pieces (the carry); `carry_oversized_` says whether
+// it was cut.
 void TrainingLogParser::Impl::CompleteLine(std::string_view line) {
   ++line_no_;
   if (carry_oversized_) {
@@ -171,7 +181,8 @@ void TrainingLogParser::Impl::ProcessBlock(std::string_view block) {
   while (pos < block.size()) {
     size_t line_start = pos, line_end = 0;
     if (cri_mode_) {
-      // CRI partial records must be joined whether or not a piece holds a trigger word.
+      // CRI partial records must be joined whether or not a piece holds a
+      // trigger word.
       line_end = block.find('\n', pos);
     } else {
       size_t hit = training::FindTrigger(block.substr(pos));
@@ -182,8 +193,11 @@ void TrainingLogParser::Impl::ProcessBlock(std::string_view block) {
       hit += pos;
       const void* nl = memrchr(block.data() + pos, '\n', hit - pos);
       if (nl != nullptr) {
-        line_start = static_cast<size_t>(static_cast<const char*>(nl) - block.data()) + 1;
-        line_no_ += training::CountNewlines(block.substr(pos, line_start - pos));
+        line_start =
+            static_cast<size_t>(static_cast<const char*>(nl) - block.data()) +
+            1;
+        line_no_ +=
+            training::CountNewlines(block.substr(pos, line_start - pos));
       }
       line_end = block.find('\n', hit);
     }
@@ -210,7 +224,8 @@ void TrainingLogParser::Impl::HandleLine(std::string_view line) {
     training::CriLine flags;
     if (training::ParseJsonRecord(line, &json_buf_, &ts, &flags)) {
       const int s = flags.is_stderr ? 1 : 0;
-      if (flags.partial || !cri_partial_[s].empty() || cri_partial_oversized_[s]) {
+      if (flags.partial || !cri_partial_[s].empty() ||
+          cri_partial_oversized_[s]) {
         flags.message = json_buf_;
         flags.timestamp_s = ts.value_or(0);
         HandleCri(flags);
@@ -239,7 +254,8 @@ void TrainingLogParser::Impl::HandleCri(const training::CriLine& cri) {
       ++stats_.oversized_lines;
       return;
     }
-    if (training::FindTrigger(partial) < partial.size()) ProcessMessage(partial, cri.timestamp_s);
+    if (training::FindTrigger(partial) < partial.size())
+      ProcessMessage(partial, cri.timestamp_s);
     partial.clear();
     return;
   }
@@ -248,16 +264,17 @@ void TrainingLogParser::Impl::HandleCri(const training::CriLine& cri) {
   }
 }
 
-// A message may hold several terminal lines: progress bars redraw with '\r', JSON log fields
-// may hold '\n'.
-void TrainingLogParser::Impl::ProcessMessage(std::string_view message,
-                                             std::optional<double> timestamp_s) {
+// A message may hold several terminal lines: progress bars redraw with '\r',
+// JSON log fields may hold '\n'.
+void TrainingLogParser::Impl::ProcessMessage(
+    std::string_view message, std::optional<double> timestamp_s) {
   while (!message.empty()) {
     const void* cr = std::memchr(message.data(), '\r', message.size());
     const void* nl = std::memchr(message.data(), '\n', message.size());
-    const char* first = static_cast<const char*>(cr == nullptr ? nl
-                                                 : nl == nullptr ? cr
-                                                                 : std::min(cr, nl));
+    const char* first =
+        static_cast<const char*>(cr == nullptr   ? nl
+                                 : nl == nullptr ? cr
+                                                 : std::min(cr, nl));
     size_t cut = first == nullptr ? std::string_view::npos
                                   : static_cast<size_t>(first - message.data());
     std::string_view piece = message.substr(0, cut);
@@ -272,7 +289,8 @@ void TrainingLogParser::Impl::ProcessText(std::string_view text,
   std::string_view clean = training::StripAnsi(text, &ansi_buf_);
   training::LinePrefix prefix;
   training::ParsePrefix(clean, &prefix);
-  // The runtime's time (CRI, JSON record) has a zone; a log's own prefix usually has none.
+  // The runtime's time (CRI, JSON record) has a zone; a log's own prefix
+  // usually has none.
   if (timestamp_s) prefix.timestamp_s = timestamp_s;
   training::ParseLine(clean, prefix, &result_, &scratch_);
   switch (result_.kind) {
@@ -311,9 +329,11 @@ void TrainingLogParser::Impl::NewRun() {
 
 bool TrainingLogParser::Impl::MergeIntoLast(const IterationRecord& r) {
   bool added = false;
-  // Megatron-DeepSpeed prints DeepSpeed's step line and then Megatron's richer one.
+  // Megatron-DeepSpeed prints DeepSpeed's step line and then Megatron's richer
+  // one.
   if (last_record_.format == TrainingFormat::kDeepSpeed &&
-      (r.format == TrainingFormat::kMegatron || r.format == TrainingFormat::kPrimus)) {
+      (r.format == TrainingFormat::kMegatron ||
+       r.format == TrainingFormat::kPrimus)) {
     last_record_.format = r.format;
   }
   for (int f = 0; f < static_cast<int>(IterationField::kCount); ++f) {
@@ -324,8 +344,9 @@ bool TrainingLogParser::Impl::MergeIntoLast(const IterationRecord& r) {
     }
   }
   for (const auto& [key, value] : r.extra) {
-    bool known = std::any_of(last_record_.extra.begin(), last_record_.extra.end(),
-                             [&](const auto& kv) { return kv.first == key; });
+    bool known =
+        std::any_of(last_record_.extra.begin(), last_record_.extra.end(),
+                    [&](const auto& kv) { return kv.first == key; });
     if (!known) {
       last_record_.extra.emplace_back(key, value);
       added = true;
@@ -337,14 +358,18 @@ bool TrainingLogParser::Impl::MergeIntoLast(const IterationRecord& r) {
 void TrainingLogParser::Impl::OnRecord(training::LineResult& result) {
   IterationRecord& r = result.record;
   r.line = line_no_;
-  if (result.progress >= 0 && (!total_steps_ || *total_steps_ == result.progress_total)) {
+  if (result.progress >= 0 &&
+      (!total_steps_ || *total_steps_ == result.progress_total)) {
     last_progress_ = result.progress;
   }
   if (!result.iteration_known) {
-    // HF Trainer dicts carry no step: take the progress bar's, else count on from the last.
+    // HF Trainer dicts carry no step: take the progress bar's, else count on
+    // from the last.
     const int64_t next = run_has_records_ ? last_iteration_ + 1 : 1;
     r.iteration = std::max<int64_t>(last_progress_, next);
-    if (total_steps_) r.Set(IterationField::kTargetIteration, static_cast<double>(*total_steps_));
+    if (total_steps_)
+      r.Set(IterationField::kTargetIteration,
+            static_cast<double>(*total_steps_));
   }
   if (run_has_records_) {
     if (r.iteration < last_iteration_) {
@@ -355,7 +380,8 @@ void TrainingLogParser::Impl::OnRecord(training::LineResult& result) {
       if (last_record_index_ != SIZE_MAX) {
         records_[last_record_index_] = last_record_;
       } else {
-        // Already taken by the caller: emit the merged record again (an idempotent upsert).
+        // Already taken by the caller: emit the merged record again (an
+        // idempotent upsert).
         records_.push_back(last_record_);
         last_record_index_ = records_.size() - 1;
       }
@@ -384,10 +410,11 @@ void TrainingLogParser::Impl::OnEvent(TrainingEvent& e) {
     }
   }
   if (e.type == TrainingEventType::kCheckpointSaveEnd) {
-    // The save that wrote this path, else the latest open one. Its iteration wins: NeMo's
-    // "finalized" line counts the step after the one saved.
-    auto start = std::find_if(checkpoints_.rbegin(), checkpoints_.rend(),
-                              [&](const Checkpoint& c) { return c.start.path == e.path; });
+    // The save that wrote this path, else the latest open one. Its iteration
+    // wins: NeMo's "finalized" line counts the step after the one saved.
+    auto start = std::find_if(
+        checkpoints_.rbegin(), checkpoints_.rend(),
+        [&](const Checkpoint& c) { return c.start.path == e.path; });
     if (start == checkpoints_.rend()) {
       start = std::find_if(checkpoints_.rbegin(), checkpoints_.rend(),
                            [](const Checkpoint& c) { return !c.ended; });
@@ -396,24 +423,28 @@ void TrainingLogParser::Impl::OnEvent(TrainingEvent& e) {
       if (start->start.iteration) e.iteration = start->start.iteration;
       if (e.path.empty()) e.path = start->start.path;
       const auto& t0 = start->start.timestamp_s;
-      if (!start->ended && !e.duration_s && e.timestamp_s && t0 && *e.timestamp_s >= *t0) {
+      if (!start->ended && !e.duration_s && e.timestamp_s && t0 &&
+          *e.timestamp_s >= *t0) {
         e.duration_s = std::round((*e.timestamp_s - *t0) * 1e6) / 1e6;
       }
       start->ended = true;
     }
   }
-  if (run_has_records_ && !e.iteration && e.type != TrainingEventType::kTrainingStart) {
-    e.iteration = last_iteration_;  // saved (or ended) after the last logged step
+  if (run_has_records_ && !e.iteration &&
+      e.type != TrainingEventType::kTrainingStart) {
+    e.iteration =
+        last_iteration_;  // saved (or ended) after the last logged step
   }
   if (e.type == TrainingEventType::kCheckpointSaveStart) {
     if (checkpoints_.size() >= 8) checkpoints_.erase(checkpoints_.begin());
     checkpoints_.push_back({e, false});
   }
-  // One event per save and step: other ranks, and frameworks that log a save in several
-  // lines or files (NeMo writes "x.ckpt" and "x-last.ckpt"), repeat it.
+  // One event per save and step: other ranks, and frameworks that log a save in
+  // several lines or files (NeMo writes "x.ckpt" and "x-last.ckpt"), repeat it.
   const auto& last = last_event_[type];
   if (last && last->iteration == e.iteration) {
-    if (last->path.empty() && !e.path.empty() && last_event_index_[type] < events_.size()) {
+    if (last->path.empty() && !e.path.empty() &&
+        last_event_index_[type] < events_.size()) {
       events_[last_event_index_[type]].path = e.path;
     }
     return;
@@ -429,16 +460,24 @@ TrainingLogParser::TrainingLogParser(TrainingParserOptions options)
     : impl_(std::make_unique<Impl>(options)) {}
 TrainingLogParser::~TrainingLogParser() = default;
 TrainingLogParser::TrainingLogParser(TrainingLogParser&&) noexcept = default;
-TrainingLogParser& TrainingLogParser::operator=(TrainingLogParser&&) noexcept = default;
+TrainingLogParser& TrainingLogParser::operator=(TrainingLogParser&&) noexcept =
+    default;
 
 void TrainingLogParser::Feed(std::string_view chunk) { impl_->Feed(chunk); }
 void TrainingLogParser::Finish() { impl_->Finish(); }
-std::vector<IterationRecord> TrainingLogParser::TakeRecords() { return impl_->TakeRecords(); }
-std::vector<TrainingEvent> TrainingLogParser::TakeEvents() { return impl_->TakeEvents(); }
-const TrainingParserStats& TrainingLogParser::stats() const { return impl_->stats_; }
+std::vector<IterationRecord> TrainingLogParser::TakeRecords() {
+  return impl_->TakeRecords();
+}
+std::vector<TrainingEvent> TrainingLogParser::TakeEvents() {
+  return impl_->TakeEvents();
+}
+const TrainingParserStats& TrainingLogParser::stats() const {
+  return impl_->stats_;
+}
 int32_t TrainingLogParser::current_run() const { return impl_->run_; }
 
-TrainingLog ParseTrainingLog(std::string_view text, TrainingParserOptions options) {
+TrainingLog ParseTrainingLog(std::string_view text,
+                             TrainingParserOptions options) {
   TrainingLogParser parser(options);
   parser.Feed(text);
   parser.Finish();
@@ -449,7 +488,8 @@ TrainingLog ParseTrainingLog(std::string_view text, TrainingParserOptions option
   return log;
 }
 
-StatusOr<TrainingLog> ParseTrainingLogFile(const std::string& path, TrainingParserOptions options) {
+StatusOr<TrainingLog> ParseTrainingLogFile(const std::string& path,
+                                           TrainingParserOptions options) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError(errno, "open " + path);
   struct stat st;

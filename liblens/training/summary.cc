@@ -9,9 +9,11 @@ namespace {
 // Nearest-rank percentile of an unsorted vector (sorted in place).
 std::optional<double> Percentile(std::vector<double>* v, double p) {
   if (v->empty()) return std::nullopt;
-  size_t idx = static_cast<size_t>(std::ceil(p * static_cast<double>(v->size()))) ;
+  size_t idx =
+      static_cast<size_t>(std::ceil(p * static_cast<double>(v->size())));
   idx = std::clamp<size_t>(idx, 1, v->size()) - 1;
-  std::nth_element(v->begin(), v->begin() + static_cast<std::ptrdiff_t>(idx), v->end());
+  std::nth_element(v->begin(), v->begin() + static_cast<std::ptrdiff_t>(idx),
+                   v->end());
   return (*v)[idx];
 }
 
@@ -40,7 +42,8 @@ TrainingSummaryBuilder::RunAcc* TrainingSummaryBuilder::Run(int32_t run) {
 void TrainingSummaryBuilder::Add(const IterationRecord& r) {
   RunAcc* acc = Run(r.run);
   RunSummary& s = acc->s;
-  if (s.iterations == 0) s.format = r.format;  // records name the format better than events
+  if (s.iterations == 0)
+    s.format = r.format;  // records name the format better than events
   ++s.iterations;
   if (!s.first_iteration) s.first_iteration = r.iteration;
   s.last_iteration = r.iteration;
@@ -48,9 +51,12 @@ void TrainingSummaryBuilder::Add(const IterationRecord& r) {
     s.target_iteration = static_cast<int64_t>(*t);
   }
   auto finite = [](std::optional<double> v) { return v && std::isfinite(*v); };
-  if (auto v = r.Get(IterationField::kElapsedMs); finite(v)) acc->step_ms.push_back(*v);
-  if (auto v = r.Get(IterationField::kTflopsPerGpu); finite(v)) acc->tflops.push_back(*v);
-  if (auto v = r.Get(IterationField::kTokensPerSPerGpu); finite(v)) acc->tokens.push_back(*v);
+  if (auto v = r.Get(IterationField::kElapsedMs); finite(v))
+    acc->step_ms.push_back(*v);
+  if (auto v = r.Get(IterationField::kTflopsPerGpu); finite(v))
+    acc->tflops.push_back(*v);
+  if (auto v = r.Get(IterationField::kTokensPerSPerGpu); finite(v))
+    acc->tokens.push_back(*v);
   if (auto loss = r.Get(IterationField::kLoss)) {
     if (std::isfinite(*loss)) {
       if (!s.first_loss) s.first_loss = *loss;
@@ -62,8 +68,10 @@ void TrainingSummaryBuilder::Add(const IterationRecord& r) {
   if (auto v = r.Get(IterationField::kNanIterations); finite(v) && *v > 0) {
     s.nan_iterations += static_cast<uint64_t>(*v);
   }
-  if (auto v = r.Get(IterationField::kSkippedIterations); finite(v) && *v >= 0) {
-    // DeepSpeed prints a running total; Megatron prints the count in the logging interval.
+  if (auto v = r.Get(IterationField::kSkippedIterations);
+      finite(v) && *v >= 0) {
+    // DeepSpeed prints a running total; Megatron prints the count in the
+    // logging interval.
     if (r.format == TrainingFormat::kDeepSpeed) {
       acc->skipped_is_total = true;
       acc->skipped_last = static_cast<uint64_t>(*v);
@@ -76,10 +84,17 @@ void TrainingSummaryBuilder::Add(const IterationRecord& r) {
 void TrainingSummaryBuilder::Add(const TrainingEvent& e) {
   RunAcc* acc = Run(e.run);
   switch (e.type) {
-    case TrainingEventType::kCheckpointSaveStart: ++acc->checkpoint_starts; break;
-    case TrainingEventType::kCheckpointSaveEnd: ++acc->checkpoint_ends; break;
-    case TrainingEventType::kTrainingEnd: acc->s.ended = true; break;
-    case TrainingEventType::kTrainingStart: break;
+    case TrainingEventType::kCheckpointSaveStart:
+      ++acc->checkpoint_starts;
+      break;
+    case TrainingEventType::kCheckpointSaveEnd:
+      ++acc->checkpoint_ends;
+      break;
+    case TrainingEventType::kTrainingEnd:
+      acc->s.ended = true;
+      break;
+    case TrainingEventType::kTrainingStart:
+      break;
   }
   if (acc->s.format == TrainingFormat::kUnknown) acc->s.format = e.format;
 }
@@ -88,17 +103,20 @@ std::vector<RunSummary> TrainingSummaryBuilder::Build() const {
   std::vector<RunSummary> out;
   for (const auto& acc : runs_) {
     RunSummary s = acc->s;
-    std::vector<double> step = acc->step_ms, tflops = acc->tflops, tokens = acc->tokens;
+    std::vector<double> step = acc->step_ms, tflops = acc->tflops,
+                        tokens = acc->tokens;
     s.step_ms_p10 = Percentile(&step, 0.10);
     s.step_ms_p50 = Percentile(&step, 0.50);
     s.step_ms_p90 = Percentile(&step, 0.90);
     s.tflops_per_gpu_p50 = Percentile(&tflops, 0.50);
     s.tokens_per_s_per_gpu_p50 = Percentile(&tokens, 0.50);
-    s.checkpoints = acc->checkpoint_ends > 0 ? acc->checkpoint_ends : acc->checkpoint_starts;
+    s.checkpoints = acc->checkpoint_ends > 0 ? acc->checkpoint_ends
+                                             : acc->checkpoint_starts;
     if (acc->skipped_is_total) s.skipped_iterations += acc->skipped_last;
     out.push_back(s);
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.run < b.run; });
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.run < b.run; });
   return out;
 }
 

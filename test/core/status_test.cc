@@ -1,8 +1,8 @@
 #include "lens/status.h"
 
-#include <cerrno>
-
 #include <gtest/gtest.h>
+
+#include <cerrno>
 
 namespace lens {
 namespace {
@@ -31,10 +31,12 @@ TEST(StatusTest, OkHasNoMessage) {
 }
 
 TEST(StatusTest, ErrorCarriesCodeAndContext) {
-  Status s = NotFoundError("no such device").WithContext("read /sys/class/drm/card0");
+  Status s =
+      NotFoundError("no such device").WithContext("read /sys/class/drm/card0");
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
-  EXPECT_EQ(s.ToString(), "NOT_FOUND: read /sys/class/drm/card0: no such device");
+  EXPECT_EQ(s.ToString(),
+            "NOT_FOUND: read /sys/class/drm/card0: no such device");
 }
 
 TEST(StatusTest, MacrosPropagateErrors) {
@@ -49,7 +51,8 @@ TEST(StatusTest, MacrosPropagateErrors) {
 TEST(StatusTest, ErrnoMapsToCanonicalCodes) {
   EXPECT_EQ(ErrnoError(ENOENT, "open x").code(), StatusCode::kNotFound);
   EXPECT_EQ(ErrnoError(EACCES, "open x").code(), StatusCode::kPermissionDenied);
-  EXPECT_NE(ErrnoError(ENOENT, "open x").message().find("open x: "), std::string::npos);
+  EXPECT_NE(ErrnoError(ENOENT, "open x").message().find("open x: "),
+            std::string::npos);
 }
 
 }  // namespace

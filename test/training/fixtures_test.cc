@@ -1,9 +1,10 @@
-// Real-format fixture logs (test/fixtures/training/README.md says where each format comes
-// from): each parses into the expected runs, records and events, with no format drift except
-// where the fixture plants malformed lines on purpose.
-#include <cmath>
-
+// Real-format fixture logs (test/fixtures/training/README.md says where each
+// format comes from): each parses into the expected runs, records and events,
+// with no format drift except where the fixture plants malformed lines on
+// purpose.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "lens/training.h"
 
@@ -13,7 +14,8 @@ namespace {
 using F = IterationField;
 
 TrainingLog Load(const std::string& name) {
-  auto log = ParseTrainingLogFile(std::string(LENS_FIXTURES_DIR) + "/training/" + name);
+  auto log = ParseTrainingLogFile(std::string(LENS_FIXTURES_DIR) +
+                                  "/training/" + name);
   EXPECT_TRUE(log.ok()) << log.status();
   return log.ok() ? *std::move(log) : TrainingLog();
 }
@@ -27,10 +29,12 @@ struct Expected {
 };
 
 constexpr Expected kExpected[] = {
-    {"megatron_lm_core_r0.x.log", TrainingFormat::kMegatron, 2, 92, 7, 0, 10, 800},
+    {"megatron_lm_core_r0.x.log", TrainingFormat::kMegatron, 2, 92, 7, 0, 10,
+     800},
     {"megatron_lm_2021.log", TrainingFormat::kMegatron, 1, 60, 6, 0, 10, 600},
     {"megatron_deepspeed.log", TrainingFormat::kMegatron, 1, 30, 4, 0, 10, 300},
-    {"megatron_deepspeed_kv.log", TrainingFormat::kMegatron, 1, 20, 2, 0, 136001, 136020},
+    {"megatron_deepspeed_kv.log", TrainingFormat::kMegatron, 1, 20, 2, 0,
+     136001, 136020},
     {"primus_rocm.log", TrainingFormat::kPrimus, 3, 90, 9, 0, 1, 30},
     {"torchtitan.log", TrainingFormat::kTorchTitan, 1, 31, 8, 0, 1, 300},
     {"nemo2.log", TrainingFormat::kNeMo, 1, 31, 7, 0, 0, 299},
@@ -50,7 +54,8 @@ TEST_P(FixtureTest, ParsesIntoExpectedRunsRecordsAndEvents) {
   ASSERT_EQ(runs.size(), want.runs);
   EXPECT_EQ(log.records.size(), want.records);
   EXPECT_EQ(log.events.size(), want.events);
-  EXPECT_EQ(log.stats.unparsed_candidates, want.candidates) << log.stats.unparsed_example;
+  EXPECT_EQ(log.stats.unparsed_candidates, want.candidates)
+      << log.stats.unparsed_example;
   EXPECT_EQ(runs.front().format, want.format);
   EXPECT_EQ(log.records.front().iteration, want.first_iteration);
   EXPECT_EQ(log.records.back().iteration, want.last_iteration);
@@ -59,12 +64,15 @@ TEST_P(FixtureTest, ParsesIntoExpectedRunsRecordsAndEvents) {
     const auto& a = log.records[i - 1];
     const auto& b = log.records[i];
     ASSERT_LE(a.run, b.run);
-    if (a.run == b.run) EXPECT_LT(a.iteration, b.iteration) << want.file << " line " << b.line;
+    if (a.run == b.run)
+      EXPECT_LT(a.iteration, b.iteration) << want.file << " line " << b.line;
   }
   // Streaming in odd-sized chunks gives the same records.
   std::string text;
   {
-    FILE* f = std::fopen((std::string(LENS_FIXTURES_DIR) + "/training/" + want.file).c_str(), "rb");
+    FILE* f = std::fopen(
+        (std::string(LENS_FIXTURES_DIR) + "/training/" + want.file).c_str(),
+        "rb");
     ASSERT_NE(f, nullptr);
     char buf[4096];
     size_t n;
@@ -72,7 +80,8 @@ TEST_P(FixtureTest, ParsesIntoExpectedRunsRecordsAndEvents) {
     std::fclose(f);
   }
   TrainingLogParser p;
-  for (size_t pos = 0; pos < text.size(); pos += 37) p.Feed(std::string_view(text).substr(pos, 37));
+  for (size_t pos = 0; pos < text.size(); pos += 37)
+    p.Feed(std::string_view(text).substr(pos, 37));
   p.Finish();
   EXPECT_EQ(p.TakeRecords().size(), want.records);
   EXPECT_EQ(p.TakeEvents().size(), want.events);
@@ -82,12 +91,14 @@ INSTANTIATE_TEST_SUITE_P(Training, FixtureTest, ::testing::ValuesIn(kExpected),
                          [](const auto& info) {
                            std::string name = info.param.file;
                            for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                             if (!std::isalnum(static_cast<unsigned char>(c)))
+                               c = '_';
                            }
                            return name;
                          });
 
-const IterationRecord* Find(const TrainingLog& log, int32_t run, int64_t iteration) {
+const IterationRecord* Find(const TrainingLog& log, int32_t run,
+                            int64_t iteration) {
   for (const auto& r : log.records) {
     if (r.run == run && r.iteration == iteration) return &r;
   }
@@ -119,8 +130,10 @@ TEST(FixtureValuesTest, PrimusGenerationsAllGiveMemory) {
   for (int run = 1; run <= 3; ++run) {
     for (const auto& r : log.records) {
       if (r.run != run) continue;
-      EXPECT_TRUE(r.Has(F::kMemUsageRatio)) << "run " << run << " line " << r.line;
-      EXPECT_TRUE(r.Has(F::kElapsedMsAvg)) << "run " << run << " line " << r.line;
+      EXPECT_TRUE(r.Has(F::kMemUsageRatio))
+          << "run " << run << " line " << r.line;
+      EXPECT_TRUE(r.Has(F::kElapsedMsAvg))
+          << "run " << run << " line " << r.line;
       EXPECT_LE(*r.Get(F::kMemUsageRatio), 1.0);
       EXPECT_EQ(*r.world_size, run == 1 ? 8 : (run == 2 ? 64 : 16));
     }
@@ -156,7 +169,8 @@ TEST(FixtureValuesTest, NemoCheckpointsAreOneStartAndEndPerSave) {
   for (const auto& e : log.events) {
     starts += e.type == TrainingEventType::kCheckpointSaveStart;
     ends += e.type == TrainingEventType::kCheckpointSaveEnd;
-    if (e.type == TrainingEventType::kCheckpointSaveEnd) EXPECT_TRUE(e.duration_s);
+    if (e.type == TrainingEventType::kCheckpointSaveEnd)
+      EXPECT_TRUE(e.duration_s);
   }
   EXPECT_EQ(starts, 3);
   EXPECT_EQ(ends, 3);

@@ -1,8 +1,8 @@
 #include "training/numbers.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace lens::training {
 namespace {

@@ -1,7 +1,7 @@
-#include <cmath>
-
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+
+#include <cmath>
 
 #include "lens/training.h"
 
@@ -59,7 +59,9 @@ TEST(TrainingCsvTest, RowsHaveTheHeaderColumnCount) {
   r.Set(IterationField::kLoss, 1.25);
   std::string header = CsvHeader(), row;
   AppendCsvRow(r, &row);
-  auto count = [](const std::string& s) { return std::count(s.begin(), s.end(), ','); };
+  auto count = [](const std::string& s) {
+    return std::count(s.begin(), s.end(), ',');
+  };
   EXPECT_EQ(count(header), count(row));
   EXPECT_NE(row.find(",1.25,"), std::string::npos);
   EXPECT_EQ(header.rfind("run,iteration,", 0), 0u);
@@ -69,7 +71,8 @@ TEST(TrainingFieldsTest, NamesAreUniqueSnakeCase) {
   std::set<std::string_view> names;
   for (const auto& f : IterationFields()) {
     EXPECT_TRUE(names.insert(f.name).second) << f.name;
-    for (char c : f.name) EXPECT_TRUE((c >= 'a' && c <= 'z') || c == '_' || (c >= '0' && c <= '9'));
+    for (char c : f.name)
+      EXPECT_TRUE((c >= 'a' && c <= 'z') || c == '_' || (c >= '0' && c <= '9'));
   }
   EXPECT_EQ(names.size(), static_cast<size_t>(IterationField::kCount));
 }

@@ -1,9 +1,10 @@
-// The streaming parser: runs, dedup/merge, chunking, wrappers, bounds and counters.
+// The streaming parser: runs, dedup/merge, chunking, wrappers, bounds and
+// counters.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <random>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "lens/training.h"
 
@@ -15,9 +16,12 @@ using F = IterationField;
 std::string Megatron(int it, int total, double loss) {
   char buf[512];
   std::snprintf(buf, sizeof(buf),
-                " iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): "
-                "%.1f | learning rate: 1.000000E-04 | global batch size:   256 | lm loss: "
-                "%.6E | loss scale: 1.0 | grad norm: 0.512 | number of skipped iterations:   0 | "
+                " iteration %8d/%8d | consumed samples: %12d | elapsed time "
+                "per iteration (ms): "
+                "%.1f | learning rate: 1.000000E-04 | global batch size:   256 "
+                "| lm loss: "
+                "%.6E | loss scale: 1.0 | grad norm: 0.512 | number of skipped "
+                "iterations:   0 | "
                 "number of nan iterations:   0 |\n",
                 it, total, it * 256, 1000.0 + it % 7, loss);
   return buf;
@@ -44,7 +48,8 @@ TEST(TrainingParserTest, RecordsCarryLineNumbersAndRun) {
 }
 
 TEST(TrainingParserTest, NewRunAtTrainingStartAndWhenIterationGoesBack) {
-  std::string text = "training ...\n" + Log(1, 5) + "training ...\n" + Log(3, 6) + Log(2, 2);
+  std::string text =
+      "training ...\n" + Log(1, 5) + "training ...\n" + Log(3, 6) + Log(2, 2);
   TrainingLog log = ParseTrainingLog(text, {.first_run = 7});
   ASSERT_EQ(log.records.size(), 5u + 4u + 1u);
   EXPECT_EQ(log.records[4].run, 7);
@@ -57,8 +62,10 @@ TEST(TrainingParserTest, NewRunAtTrainingStartAndWhenIterationGoesBack) {
 }
 
 TEST(TrainingParserTest, RepeatedStartWithoutRecordsIsOneRun) {
-  TrainingLog log = ParseTrainingLog("training ...\n[before the start of training step] datetime: "
-                                     "2021-05-23 08:23:58\ntraining ...\n" + Log(1, 2));
+  TrainingLog log = ParseTrainingLog(
+      "training ...\n[before the start of training step] datetime: "
+      "2021-05-23 08:23:58\ntraining ...\n" +
+      Log(1, 2));
   EXPECT_EQ(log.events.size(), 1u);
   EXPECT_EQ(log.records[0].run, 1);
 }
@@ -73,7 +80,8 @@ TEST(TrainingParserTest, RepeatedIterationIsDroppedAndCounted) {
 TEST(TrainingParserTest, ComplementaryLinesOfOneStepAreMerged) {
   std::string text =
       "[Rank 0] step=10, skipped=6, lr=[9.6e-06, 9.6e-06], mom=[(0.9, 0.95)]\n"
-      "[timer.py:199:stop] epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=173.4, "
+      "[timer.py:199:stop] epoch=0/micro_step=10/global_step=10, "
+      "RunningAvgSamplesPerSec=173.4, "
       "CurrSamplesPerSec=171.9, MemAllocated=3.96GB, MaxMemAllocated=22.95GB\n";
   TrainingLog log = ParseTrainingLog(text);
   ASSERT_EQ(log.records.size(), 1u);
@@ -87,7 +95,9 @@ TEST(TrainingParserTest, MergedRecordIsReEmittedAfterTake) {
   auto first = p.TakeRecords();
   ASSERT_EQ(first.size(), 1u);
   EXPECT_FALSE(first[0].Has(F::kMemUsedGb));
-  p.Feed("epoch=0/micro_step=10/global_step=10, CurrSamplesPerSec=171.9, MemAllocated=3.96GB\n");
+  p.Feed(
+      "epoch=0/micro_step=10/global_step=10, CurrSamplesPerSec=171.9, "
+      "MemAllocated=3.96GB\n");
   auto second = p.TakeRecords();
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(second[0].iteration, 10);
@@ -96,8 +106,10 @@ TEST(TrainingParserTest, MergedRecordIsReEmittedAfterTake) {
 }
 
 TEST(TrainingParserTest, AnyChunkingGivesTheSameResult) {
-  std::string text = "training ...\n" + Log(1, 20) + "saving checkpoint at iteration 20 to /c\n" +
-                     "  successfully saved checkpoint at iteration 20 to /c\n" + Log(21, 25);
+  std::string text = "training ...\n" + Log(1, 20) +
+                     "saving checkpoint at iteration 20 to /c\n" +
+                     "  successfully saved checkpoint at iteration 20 to /c\n" +
+                     Log(21, 25);
   text.pop_back();  // no final newline: Finish() must flush it
   TrainingLog whole = ParseTrainingLog(text);
   std::mt19937 rng(1);
@@ -128,8 +140,10 @@ TEST(TrainingParserTest, AnyChunkingGivesTheSameResult) {
 
 TEST(TrainingParserTest, CheckpointEndGetsIterationPathAndDurationFromStart) {
   std::string text =
-      "[2025-01-01 10:00:00] saving checkpoint at iteration     100 to /ckpt in torch_dist format\n"
-      "[2025-01-01 10:00:42] successfully saved checkpoint at iteration 100 to /ckpt\n";
+      "[2025-01-01 10:00:00] saving checkpoint at iteration     100 to /ckpt "
+      "in torch_dist format\n"
+      "[2025-01-01 10:00:42] successfully saved checkpoint at iteration 100 to "
+      "/ckpt\n";
   TrainingLog log = ParseTrainingLog(text);
   ASSERT_EQ(log.events.size(), 2u);
   EXPECT_EQ(log.events[1].type, TrainingEventType::kCheckpointSaveEnd);
@@ -141,9 +155,10 @@ TEST(TrainingParserTest, CheckpointEndGetsIterationPathAndDurationFromStart) {
 TEST(TrainingParserTest, CriPartialRecordsAreJoined) {
   std::string line = Megatron(7, 10, 2.0);
   line.pop_back();
-  std::string text = "2025-01-02T03:04:05.000000001Z stdout P " + line.substr(0, 40) + "\n" +
-                     "2025-01-02T03:04:05.000000002Z stderr F unrelated stderr line\n" +
-                     "2025-01-02T03:04:05.000000003Z stdout F " + line.substr(40) + "\n";
+  std::string text =
+      "2025-01-02T03:04:05.000000001Z stdout P " + line.substr(0, 40) + "\n" +
+      "2025-01-02T03:04:05.000000002Z stderr F unrelated stderr line\n" +
+      "2025-01-02T03:04:05.000000003Z stdout F " + line.substr(40) + "\n";
   TrainingLog log = ParseTrainingLog(text);
   ASSERT_EQ(log.records.size(), 1u);
   EXPECT_EQ(log.records[0].iteration, 7);
@@ -169,12 +184,15 @@ TEST(TrainingParserTest, HfDictsTakeTheirStepFromTheProgressBar) {
   std::string text =
       "***** Running training *****\n"
       "  Total optimization steps = 100\n"
-      "  0%|          | 0/100 [00:00<?, ?it/s]\r 10%|#         | 10/100 [00:30<04:30, 3.0s/it]"
+      "  0%|          | 0/100 [00:00<?, ?it/s]\r 10%|#         | 10/100 "
+      "[00:30<04:30, 3.0s/it]"
       "{'loss': 2.5, 'grad_norm': 1.0, 'learning_rate': 5e-05, 'epoch': 0.1}\n"
       " 10%|#         | 10/100 [00:30<04:30, 3.0s/it]\n"
-      "  38%|###8      | 5/13 [00:01<00:02,  4.8it/s]\n"  // an evaluation bar of another size
+      "  38%|###8      | 5/13 [00:01<00:02,  4.8it/s]\n"  // an evaluation bar
+                                                          // of another size
       "{'eval_loss': 2.6, 'eval_runtime': 1.0, 'epoch': 0.1}\n"
-      " 20%|##        | 20/100 [01:00<04:00, 3.0s/it]{'loss': 2.25, 'epoch': 0.2}\n"
+      " 20%|##        | 20/100 [01:00<04:00, 3.0s/it]{'loss': 2.25, 'epoch': "
+      "0.2}\n"
       "{'loss': 2.0, 'epoch': 0.21}\n";
   TrainingLog log = ParseTrainingLog(text);
   ASSERT_EQ(log.records.size(), 3u);
@@ -204,19 +222,23 @@ TEST(TrainingParserTest, OversizedLinesAreSkippedWithBoundedMemory) {
 }
 
 TEST(TrainingParserTest, UnparsedCandidatesAreCountedWithAnExample) {
-  std::string text = Log(1, 2) +
-                     " iteration        3/     100 | consumed samples:  768 | lm loss 4.1 | "
-                     "grad norm: 0.5 | loss scale: 1.0 | elapsed time per iteration (ms): x |\n" +
-                     " iteration 4/ | consumed samples: 1024 | lm loss: 4.0 | grad norm: 0.4 |\n";
+  std::string text =
+      Log(1, 2) +
+      " iteration        3/     100 | consumed samples:  768 | lm loss 4.1 | "
+      "grad norm: 0.5 | loss scale: 1.0 | elapsed time per iteration (ms): x "
+      "|\n" +
+      " iteration 4/ | consumed samples: 1024 | lm loss: 4.0 | grad norm: 0.4 "
+      "|\n";
   TrainingLog log = ParseTrainingLog(text);
-  // Line 3 gives a record with what did parse and still counts as a candidate (two of its
-  // fields are malformed); line 4 gives nothing.
+  // Line 3 gives a record with what did parse and still counts as a candidate
+  // (two of its fields are malformed); line 4 gives nothing.
   EXPECT_EQ(log.records.size(), 3u);
   EXPECT_FALSE(log.records[2].Has(F::kLoss));
   EXPECT_FALSE(log.records[2].Has(F::kElapsedMs));
   EXPECT_EQ(*log.records[2].Get(F::kGradNorm), 0.5);
   EXPECT_EQ(log.stats.unparsed_candidates, 2u);
-  EXPECT_NE(log.stats.unparsed_example.find("iteration        3/"), std::string::npos);
+  EXPECT_NE(log.stats.unparsed_example.find("iteration        3/"),
+            std::string::npos);
 }
 
 TEST(TrainingParserTest, DuplicateEventsFromRanksAreDropped) {
@@ -225,10 +247,14 @@ TEST(TrainingParserTest, DuplicateEventsFromRanksAreDropped) {
     text += std::to_string(rank) + ": step: 10  loss:  2.0  tps: 100\n";
   }
   for (int rank = 0; rank < 4; ++rank) {
-    text += std::to_string(rank) + ": 2025-01-01 00:00:00,000 - root - INFO - Saving the checkpoint (or staging if async is enabled).\n";
+    text += std::to_string(rank) +
+            ": 2025-01-01 00:00:00,000 - root - INFO - Saving the checkpoint "
+            "(or staging if async is enabled).\n";
   }
   for (int rank = 0; rank < 4; ++rank) {
-    text += std::to_string(rank) + ": 2025-01-01 00:00:03,000 - root - INFO - [GC] Finished saving the checkpoint (or staging if async is enabled)in 3.00 seconds.\n";
+    text += std::to_string(rank) +
+            ": 2025-01-01 00:00:03,000 - root - INFO - [GC] Finished saving "
+            "the checkpoint (or staging if async is enabled)in 3.00 seconds.\n";
   }
   TrainingLog log = ParseTrainingLog(text);
   EXPECT_EQ(log.records.size(), 1u);
@@ -241,7 +267,8 @@ TEST(TrainingParserTest, ParseFileReportsMissingFileAndDirectory) {
   auto missing = ParseTrainingLogFile("/nonexistent/lens/train.log");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(missing.status().message().find("/nonexistent/lens/train.log"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("/nonexistent/lens/train.log"),
+            std::string::npos);
   auto dir = ParseTrainingLogFile("/tmp");
   ASSERT_FALSE(dir.ok());
   EXPECT_EQ(dir.status().code(), StatusCode::kInvalidArgument);
@@ -249,8 +276,11 @@ TEST(TrainingParserTest, ParseFileReportsMissingFileAndDirectory) {
 
 TEST(TrainingSummaryTest, PercentilesLossesAndCounters) {
   std::string text = "training ...\n";
-  for (int i = 1; i <= 10; ++i) text += Megatron(i, 10, i == 5 ? NAN : 10.0 - i);
-  text += "saving checkpoint at iteration 10 to /c\n[after training is done] datetime: x\n";
+  for (int i = 1; i <= 10; ++i)
+    text += Megatron(i, 10, i == 5 ? NAN : 10.0 - i);
+  text +=
+      "saving checkpoint at iteration 10 to /c\n[after training is done] "
+      "datetime: x\n";
   auto runs = SummarizeTrainingLog(ParseTrainingLog(text));
   ASSERT_EQ(runs.size(), 1u);
   const RunSummary& s = runs[0];

@@ -1,23 +1,25 @@
 #include "training/scan.h"
 
+#include <gtest/gtest.h>
+
 #include <random>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace lens::training {
 namespace {
 
 size_t Reference(std::string_view s) {
   size_t best = s.size();
-  for (std::string_view w : {"iteration", "step", "loss", "heckpoint", "raining", "%|"}) {
+  for (std::string_view w :
+       {"iteration", "step", "loss", "heckpoint", "raining", "%|"}) {
     best = std::min(best, std::min(s.find(w), s.size()));
   }
   return best;
 }
 
 TEST(FindTriggerTest, FindsEveryTriggerWordAtEveryOffset) {
-  for (std::string_view w : {"iteration", "step", "loss", "heckpoint", "raining", "%|"}) {
+  for (std::string_view w :
+       {"iteration", "step", "loss", "heckpoint", "raining", "%|"}) {
     for (size_t pad = 0; pad < 70; ++pad) {
       std::string s(pad, 'x');
       s += w;
