@@ -21,6 +21,7 @@ enum class Extract : uint8_t {
   kStep,            // "... step N"
   kSecondsAfterIn,  // "... in 3.21 seconds"
   kGlobalStepWord,  // "... global_step200 ..." before the pattern (DeepSpeed)
+  kPathGlobalStep,  // "... PATH" where PATH holds "global_stepN" (DeepSpeed)
 };
 
 struct EventPattern {
@@ -51,9 +52,7 @@ constexpr EventPattern kPatterns[] = {
     {"Saving model checkpoint to", T::kCheckpointSaveStart, Fmt::kHfTrainer,
      Extract::kPath},
     {"Saving model checkpoint:", T::kCheckpointSaveStart, Fmt::kDeepSpeed,
-     Extract::kPath},
-    {"is about to be saved!", T::kCheckpointSaveStart, Fmt::kDeepSpeed,
-     Extract::kGlobalStepWord},
+     Extract::kPathGlobalStep},
     {"is ready now!", T::kCheckpointSaveEnd, Fmt::kDeepSpeed,
      Extract::kGlobalStepWord},
     {"Training starts at step", T::kTrainingStart, Fmt::kTorchTitan,
@@ -121,6 +120,15 @@ void Fill(std::string_view before, std::string_view rest, Extract how,
     case Extract::kPath:
       e->path = std::string(PathToken(rest));
       return;
+    case Extract::kPathGlobalStep: {
+      e->path = std::string(PathToken(rest));
+      size_t at = e->path.find("global_step");
+      if (at != std::string::npos &&
+          ParseInt(std::string_view(e->path).substr(at + 11), &n) > 0) {
+        e->iteration = n;
+      }
+      return;
+    }
     case Extract::kStepParenPath: {
       std::string_view r = SkipBlanks(rest);
       if (ParseInt(r, &n) > 0) e->iteration = n;

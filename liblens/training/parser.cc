@@ -34,10 +34,7 @@ class TrainingLogParser::Impl {
         SIZE_MAX;  // a later merge re-emits instead of editing in place
     return std::exchange(records_, {});
   }
-  std::vector<TrainingEvent> TakeEvents() {
-    for (size_t& i : last_event_index_) i = SIZE_MAX;
-    return std::exchange(events_, {});
-  }
+  std::vector<TrainingEvent> TakeEvents() { return std::exchange(events_, {}); }
 
   TrainingParserOptions options_;
   TrainingParserStats stats_;
@@ -88,8 +85,6 @@ class TrainingLogParser::Impl {
   long long last_progress_ = -1;
   std::optional<int64_t> total_steps_;
   std::optional<TrainingEvent> last_event_[4];  // per type, in this run
-  size_t last_event_index_[4] = {SIZE_MAX, SIZE_MAX, SIZE_MAX,
-                                 SIZE_MAX};  // in events_
   struct Checkpoint {
     TrainingEvent start;
     bool ended;
@@ -442,16 +437,9 @@ void TrainingLogParser::Impl::OnEvent(TrainingEvent& e) {
   // One event per save and step: other ranks, and frameworks that log a save in
   // several lines or files (NeMo writes "x.ckpt" and "x-last.ckpt"), repeat it.
   const auto& last = last_event_[type];
-  if (last && last->iteration == e.iteration) {
-    if (last->path.empty() && !e.path.empty() &&
-        last_event_index_[type] < events_.size()) {
-      events_[last_event_index_[type]].path = e.path;
-    }
-    return;
-  }
+  if (last && last->iteration == e.iteration) return;
   e.run = run_;
   last_event_[type] = e;
-  last_event_index_[type] = events_.size();
   events_.push_back(e);
   ++stats_.events;
 }
