@@ -338,12 +338,12 @@ bool TrainingLogParser::Impl::MergeIntoLast(const IterationRecord& r) {
       added = true;
     }
   }
-  for (const auto& [key, value] : r.extra) {
+  for (const auto& field : r.extra) {
     bool known =
         std::any_of(last_record_.extra.begin(), last_record_.extra.end(),
-                    [&](const auto& kv) { return kv.first == key; });
+                    [&](const auto& kv) { return kv.first == field.first; });
     if (!known) {
-      last_record_.extra.emplace_back(key, value);
+      last_record_.extra.push_back(field);
       added = true;
     }
   }
