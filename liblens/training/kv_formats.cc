@@ -188,6 +188,7 @@ bool ParseHfTrainerLine(std::string_view line, LineResult* out,
     // Newer versions print the number with thousands separators ("1,000").
     double v = 0;
     if (ParseNumber(rest, &v, true) == 0) return false;
+    if (!(v >= 0 && v < 9.2e18)) return false;
     steps = static_cast<long long>(v);
     out->kind = LineKind::kTotalSteps;
     out->progress_total = steps;

@@ -17,6 +17,13 @@ std::optional<double> Percentile(std::vector<double>* v, double p) {
   return (*v)[idx];
 }
 
+// A count printed by a log, clamped into uint64 (a garbled line may print
+// 1e120).
+uint64_t ToCount(double v) {
+  if (!(v > 0)) return 0;
+  return v >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(v);
+}
+
 }  // namespace
 
 struct TrainingSummaryBuilder::RunAcc {
@@ -48,7 +55,7 @@ void TrainingSummaryBuilder::Add(const IterationRecord& r) {
   if (!s.first_iteration) s.first_iteration = r.iteration;
   s.last_iteration = r.iteration;
   if (auto t = r.Get(IterationField::kTargetIteration)) {
-    s.target_iteration = static_cast<int64_t>(*t);
+    if (*t >= 0 && *t < 9.2e18) s.target_iteration = static_cast<int64_t>(*t);
   }
   auto finite = [](std::optional<double> v) { return v && std::isfinite(*v); };
   if (auto v = r.Get(IterationField::kElapsedMs); finite(v))
@@ -66,7 +73,7 @@ void TrainingSummaryBuilder::Add(const IterationRecord& r) {
     }
   }
   if (auto v = r.Get(IterationField::kNanIterations); finite(v) && *v > 0) {
-    s.nan_iterations += static_cast<uint64_t>(*v);
+    s.nan_iterations += ToCount(*v);
   }
   if (auto v = r.Get(IterationField::kSkippedIterations);
       finite(v) && *v >= 0) {
@@ -74,9 +81,9 @@ void TrainingSummaryBuilder::Add(const IterationRecord& r) {
     // logging interval.
     if (r.format == TrainingFormat::kDeepSpeed) {
       acc->skipped_is_total = true;
-      acc->skipped_last = static_cast<uint64_t>(*v);
+      acc->skipped_last = ToCount(*v);
     } else {
-      s.skipped_iterations += static_cast<uint64_t>(*v);
+      s.skipped_iterations += ToCount(*v);
     }
   }
 }

@@ -298,3 +298,23 @@ TEST(TrainingSummaryTest, PercentilesLossesAndCounters) {
 
 }  // namespace
 }  // namespace lens
+
+namespace lens {
+namespace {
+
+// Found by the fuzzer: a garbled count must not overflow the summary's
+// integers.
+TEST(TrainingSummaryTest, HugeCountsAreClamped) {
+  TrainingLog log = ParseTrainingLog(
+      " iteration 5/ 10 | lm loss: 1.0 | number of nan iterations: 6.7e120 | "
+      "number of skipped "
+      "iterations: -3 |\n");
+  ASSERT_EQ(log.records.size(), 1u);
+  auto runs = SummarizeTrainingLog(log);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].nan_iterations, UINT64_MAX);
+  EXPECT_EQ(runs[0].skipped_iterations, 0u);
+}
+
+}  // namespace
+}  // namespace lens
