@@ -1,13 +1,14 @@
 # Installs headers, liblens and a relocatable lensConfig.cmake so that consumers can
-# find_package(lens) and link lens::lens.
+# find_package(lens) and link lens::lens. (lens's include directory is already in its
+# INSTALL_INTERFACE; the CLI installs itself from daemons/lens.) Every library `lens` links
+# PUBLIC must have its find_dependency() in lensConfig.cmake.in; test/install checks this.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/lens" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS lens EXPORT lensTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT lensTargets NAMESPACE lens:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens)
 
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/lensConfig.cmake.in"

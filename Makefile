@@ -1,0 +1,89 @@
+# Lens: entry points for people and CI. The two that matter (README.md):
+#   make run    installs what is missing, builds, and runs Lens
+#   make test   installs what is missing, builds, and runs every test (C++, Python,
+#               sanitizers, fuzzing); fails if anything fails
+# Other targets: build, bench, install PREFIX=..., clean. CMake does the real work; this file only
+# sequences it. Variables: BUILD, ASAN_BUILD, JOBS, FUZZ_SECONDS, PREFIX, CMAKE_ARGS.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+# Stages run one after another; ninja and ctest parallelise inside them.
+.NOTPARALLEL:
+.DEFAULT_GOAL := build
+
+BUILD        ?= build
+ASAN_BUILD   ?= build-asan
+JOBS         ?= 2
+FUZZ_SECONDS ?= 60
+PREFIX       ?= /usr/local
+CMAKE_ARGS   ?=
+
+LENS  := $(BUILD)/daemons/lens/lens
+TIMES := $(BUILD)/stage-times.txt
+
+# Recipe helpers: `$(START); <commands>; $(call DONE,<stage>)` prints the stage's wall time and
+# records it in $(TIMES) for the summary at the end of `make test`.
+START = mkdir -p $(BUILD); start=$$(date +%s)
+DONE  = printf '== %-26s %5ss\n' '$(1)' $$(( $$(date +%s) - start )) | tee -a $(TIMES)
+
+.PHONY: run test build bench install clean deps configure test-release test-asan fuzz
+
+deps:
+	@$(START); scripts/install-deps.sh; $(call DONE,deps)
+
+# The main build: Release, everything that `make test` checks.
+configure: deps
+	@$(START); cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DLENS_BUILD_TESTS=ON -DLENS_BUILD_BENCHMARKS=ON -DLENS_BUILD_BINDINGS=ON \
+	  -DLENS_BUILD_DAEMONS=ON $(CMAKE_ARGS) >$(BUILD)/configure.log \
+	  || { cat $(BUILD)/configure.log; exit 1; }; $(call DONE,configure)
+
+build: configure
+	@$(START); cmake --build $(BUILD) -j $(JOBS); $(call DONE,build)
+
+# Until `lens up` exists, running Lens means parsing the example training logs.
+run: configure
+	@$(START); cmake --build $(BUILD) -j $(JOBS) --target lens_cli; $(call DONE,build lens)
+	@for log in examples/logs/*.log; do \
+	  echo; echo "### lens parse-log $$log"; $(LENS) parse-log "$$log"; \
+	done
+
+test:
+	@mkdir -p $(BUILD); rm -f $(TIMES); start_all=$$(date +%s); \
+	status=passed; \
+	$(MAKE) --no-print-directory build test-release test-asan fuzz || status=FAILED; \
+	echo; echo "make test: $$status; stage times:"; cat $(TIMES); \
+	printf '== %-26s %5ss\n' total $$(( $$(date +%s) - start_all )); \
+	[ $$status = passed ]
+
+# C++ (GoogleTest), Python (pytest, registered by bindings/python) and install tests.
+test-release:
+	@$(START); ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS); \
+	$(call DONE,ctest (release))
+
+# The same suites built with clang under AddressSanitizer + UndefinedBehaviorSanitizer, plus the
+# libFuzzer targets (bindings and benchmarks are not built here).
+test-asan: deps
+	@$(START); mkdir -p $(ASAN_BUILD); cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DLENS_SANITIZE=address,undefined -DLENS_BUILD_FUZZERS=ON \
+	  -DLENS_BUILD_TESTS=ON -DLENS_BUILD_BINDINGS=OFF -DLENS_BUILD_BENCHMARKS=OFF \
+	  $(CMAKE_ARGS) >$(ASAN_BUILD)/configure.log \
+	  || { cat $(ASAN_BUILD)/configure.log; exit 1; }; $(call DONE,configure (asan))
+	@$(START); cmake --build $(ASAN_BUILD) -j $(JOBS); $(call DONE,build (asan))
+	@$(START); ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS); \
+	$(call DONE,ctest (asan))
+
+fuzz:
+	@$(START); scripts/fuzz.sh $(ASAN_BUILD) $(FUZZ_SECONDS); $(call DONE,fuzz ($(FUZZ_SECONDS)s per target))
+
+bench: build
+	@shopt -s nullglob; benches=($(BUILD)/bench/*_bench); \
+	if [ $${#benches[@]} -eq 0 ]; then echo "no benchmarks in $(BUILD)/bench" >&2; exit 1; fi; \
+	for b in "$${benches[@]}"; do echo "### $$b"; "$$b" --benchmark_min_time=0.2; done
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

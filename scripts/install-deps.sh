@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 (bookworm) packages Lens needs to build, test and run.
+# Idempotent: when everything is installed it only asks dpkg and exits (well under a second);
+# otherwise it runs one `apt-get update` and one `apt-get install` of the missing packages.
+# Uses sudo only when not root. Nothing else is downloaded, here or at build/run time.
+#
+# To add a dependency, add its package to PACKAGES (one per line, with what needs it).
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential
+  cmake
+  ninja-build
+  pkg-config
+  git
+  clang                 # libFuzzer targets and the sanitizer build (make test)
+  libclang-rt-14-dev    # clang's sanitizer and libFuzzer runtimes (only Recommended by clang)
+  llvm                  # llvm-symbolizer: readable sanitizer stack traces
+  # libraries
+  libyaml-cpp-dev
+  rapidjson-dev
+  libcli11-dev
+  # tests and benchmarks
+  libgtest-dev
+  libgmock-dev
+  libbenchmark-dev
+  # Python bindings and their tests
+  pybind11-dev
+  python3-dev
+  python3-pytest
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
+  [ "$status" = "installed" ] || missing+=("$pkg")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "install-deps: not root and sudo is missing; install as root: ${missing[*]}" >&2
+    exit 1
+  fi
+  sudo=(sudo)
+fi
+"${sudo[@]}" apt-get update
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y --no-install-recommends "${missing[@]}"

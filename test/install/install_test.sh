@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# install_test.sh CMAKE GENERATOR CXX_COMPILER BUILD_DIR SOURCE_DIR
+# Installs BUILD_DIR into a temporary prefix, builds SOURCE_DIR/examples against it with
+# find_package(lens), runs the example and the installed CLI on an example log and checks their
+# output. The temporary directory is removed whatever happens.
+set -euo pipefail
+cmake=$1 generator=$2 cxx=$3 build=$4 src=$5
+log="$src/examples/logs/primus_llama3_70b.log"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lens-install-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix="$tmp/prefix"
+
+fail() {
+  echo "install test: $*" >&2
+  exit 1
+}
+# expect NAME OUTPUT TEXT...: every TEXT must occur in OUTPUT.
+expect() {
+  local name=$1 output=$2
+  shift 2
+  for text in "$@"; do
+    grep -qF -- "$text" <<<"$output" || fail "$name output lacks '$text'; it was:"$'\n'"$output"
+  done
+}
+
+"$cmake" --install "$build" --prefix "$prefix" >"$tmp/install.log" ||
+  { cat "$tmp/install.log"; fail "cmake --install failed"; }
+[ -f "$prefix/include/lens/training.h" ] || fail "public headers not installed"
+[ -f "$prefix/lib/cmake/lens/lensConfig.cmake" ] || fail "lensConfig.cmake not installed"
+[ -x "$prefix/bin/lens" ] || fail "the lens CLI is not installed"
+internal=$(find "$prefix/include" -name '*.h' ! -path "$prefix/include/lens/*")
+[ -z "$internal" ] || fail "internal headers installed: $internal"
+
+"$cmake" -S "$src/examples" -B "$tmp/examples" -G "$generator" -DCMAKE_CXX_COMPILER="$cxx" \
+  -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/configure.log" 2>&1 ||
+  { cat "$tmp/configure.log"; fail "configuring examples/ against the installed lens failed"; }
+"$cmake" --build "$tmp/examples" >"$tmp/build.log" 2>&1 ||
+  { cat "$tmp/build.log"; fail "building examples/ against the installed lens failed"; }
+
+out=$("$tmp/examples/parse_log" "$log") || fail "parse_log exited with $?"
+expect parse_log "$out" "run 1 (primus): 30 iterations, iterations 1..30, ended" \
+  "loss 11.9200 -> " "checkpoints 1" "last record: run 1 iteration 30"
+out=$("$tmp/examples/parse_log" "$tmp/does-not-exist.log" 2>&1) && fail "parse_log accepted a missing file"
+expect "parse_log (missing file)" "$out" "does-not-exist.log"
+
+out=$("$prefix/bin/lens" parse-log "$log") || fail "lens parse-log exited with $?"
+expect "lens parse-log" "$out" "30 iterations, 1..30 of 30, ended" "records 30"
+echo "install test: passed (prefix, find_package(lens), example and CLI)"
