@@ -90,7 +90,8 @@ lens::TrainingLog ParseTakingAsItGoes(
     const lens::TrainingParserOptions& options) {
   lens::TrainingLogParser parser(options);
   lens::TrainingLog log;
-  // One step per chunk, then one more for Finish() (whatever the last chunk's size).
+  // One step per chunk, then one more for Finish() (whatever the last chunk's
+  // size).
   for (size_t pos = 0; pos < text.size() + chunk; pos += chunk) {
     if (pos < text.size()) {
       parser.Feed(text.substr(pos, chunk));
