@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "lens/json.h"
 #include "lens/status.h"
 #include "lens/training.h"
 
@@ -82,14 +83,38 @@ uint64_t LineOf(const Item& item) {
   return std::visit([](const auto& x) { return x.line; }, item);
 }
 
+// `s` as a quoted JSON string.
+std::string JsonQuoted(std::string_view s) {
+  std::string out;
+  AppendJsonString(s, &out);
+  return out;
+}
+
+// `s` as one CSV field (quoted when it holds a comma, quote or line break).
+std::string CsvField(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos)
+    return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
 // Writes records and events in input order. The parser may re-emit the last
 // record of a batch merged with a later line (DeepSpeed prints two lines per
 // step), so the last record and what follows it are held back until the next
 // batch shows whether it changed.
 class Printer {
  public:
-  Printer(Format format, std::string file_label, Out* out)
-      : format_(format), file_(std::move(file_label)), out_(out) {}
+  // `file` (empty: none) labels every row: a "file" key in JSON, a first column
+  // in CSV.
+  Printer(Format format, std::string_view file, Out* out)
+      : format_(format),
+        json_label_(file.empty() ? "" : "\"file\":" + JsonQuoted(file) + ","),
+        csv_label_(file.empty() ? "" : CsvField(file) + ","),
+        out_(out) {}
 
   void Add(std::vector<IterationRecord> records,
            std::vector<TrainingEvent> events) {
@@ -142,7 +167,7 @@ class Printer {
           AppendTableRow(*r, &b);
           break;
         case Format::kCsv:
-          if (!file_.empty()) b.append(file_).push_back(',');
+          b.append(csv_label_);
           AppendCsvRow(*r, &b);
           break;
         case Format::kJson:
@@ -164,30 +189,18 @@ class Printer {
     first_item_ = false;
     size_t start = b->size();
     AppendJson(x, b);
-    if (!file_.empty()) {
-      // {"type":... -> {"file":"...","type":...
-      std::string label = "\"file\":\"" + file_ + "\",";
-      b->insert(start + 1, label);
-    }
+    if (!json_label_.empty())
+      b->insert(start + 1, json_label_);  // {"file":..,"type":..
     if (format_ == Format::kJsonl) b->push_back('\n');
   }
 
   Format format_;
-  std::string file_;
+  std::string json_label_, csv_label_;
   Out* out_;
   std::vector<Item> held_;
   TrainingSummaryBuilder summary_;
   bool first_item_ = true;
 };
-
-std::string JsonEscapeLabel(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    if (static_cast<unsigned char>(c) >= 0x20) out.push_back(c);
-  }
-  return out;
-}
 
 // Parses one input; prints per-record output as it goes. Returns the error for
 // unreadable input.
@@ -209,7 +222,7 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
     }
   }
   TrainingLogParser parser;
-  Printer printer(opt.format, label ? JsonEscapeLabel(name) : "", out);
+  Printer printer(opt.format, label ? name : "", out);
   Progress progress(name, total);
   std::unique_ptr<char[]> buf(new char[1 << 20]);
   uint64_t done = 0;
@@ -245,7 +258,7 @@ void AppendStatsJson(const TrainingParserStats& s, std::string* b) {
       ",\"duplicate_iterations\":" + std::to_string(s.duplicate_iterations) +
       ",\"unparsed_candidates\":" + std::to_string(s.unparsed_candidates) +
       ",\"oversized_lines\":" + std::to_string(s.oversized_lines) +
-      ",\"unparsed_example\":\"" + JsonEscapeLabel(s.unparsed_example) + "\"}");
+      ",\"unparsed_example\":" + JsonQuoted(s.unparsed_example) + "}");
 }
 
 int Run(const Options& opt) {
@@ -260,8 +273,7 @@ int Run(const Options& opt) {
   for (const std::string& name : opt.files) {
     if (opt.format == Format::kJson) {
       out.buf().append(first_input ? "\n" : ",\n");
-      out.buf().append("{\"file\":\"" + JsonEscapeLabel(name) +
-                       "\",\"items\":[");
+      out.buf().append("{\"file\":" + JsonQuoted(name) + ",\"items\":[");
     }
     std::vector<RunSummary> runs;
     TrainingParserStats stats;
@@ -272,8 +284,7 @@ int Run(const Options& opt) {
       std::fprintf(stderr, "lens parse-log: %s\n", s.message().c_str());
       exit_code = 1;
       if (opt.format == Format::kJson)
-        out.buf().append("],\"error\":\"" + JsonEscapeLabel(s.message()) +
-                         "\"}");
+        out.buf().append("],\"error\":" + JsonQuoted(s.message()) + "}");
       first_input = false;
       continue;
     }

@@ -172,8 +172,10 @@ struct LENS_EXPORT TrainingEvent {
 struct TrainingParserOptions {
   int32_t first_run =
       1;  // number of the first run (continue numbering across restarts)
-  // Lines longer than this are counted (stats().oversized_lines) and skipped;
-  // memory stays bounded by this limit whatever the input. Minimum 4096.
+  // Lines longer than this are skipped, so memory stays bounded by this limit
+  // whatever the input. stats().oversized_lines counts those that had to be
+  // held or parsed: a long line without a trigger word inside one Feed() chunk
+  // is skipped without being looked at. Minimum 4096.
   size_t max_line_bytes = 1 << 20;
 };
 

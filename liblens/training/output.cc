@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "lens/json.h"
 #include "lens/training.h"
 
 namespace lens {
@@ -33,38 +34,6 @@ void AppendInt(int64_t v, std::string* out) {
   char buf[32];
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
   out->append(buf, r.ptr);
-}
-
-void AppendJsonString(std::string_view s, std::string* out) {
-  out->push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out->append(buf);
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out->push_back('"');
 }
 
 void Key(std::string_view k, std::string* out) {

@@ -1,0 +1,20 @@
+// Small JSON writing helpers shared by every Lens component that emits JSON by
+// hand (log lines, training records, CLI output).
+#ifndef LENS_JSON_H_
+#define LENS_JSON_H_
+
+#include <string>
+#include <string_view>
+
+#include "lens/export.h"
+
+namespace lens {
+
+// Appends `s` as a quoted JSON string: '"' and '\' escaped, \n \r \t by name,
+// other control bytes as \u00XX. Bytes >= 0x80 are copied as they are (UTF-8
+// passes through). Thread-safe.
+LENS_EXPORT void AppendJsonString(std::string_view s, std::string* out);
+
+}  // namespace lens
+
+#endif  // LENS_JSON_H_
