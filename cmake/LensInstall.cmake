@@ -16,4 +16,5 @@ configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/lensConfig.cmake.in"
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/lensConfigVersion.cmake"
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/lensConfig.cmake" "${PROJECT_BINARY_DIR}/lensConfigVersion.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/LensPqxx.cmake"
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens)

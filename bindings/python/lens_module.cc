@@ -16,9 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "errors.h"
 #include "lens/status.h"
 #include "lens/training.h"
 #include "lens/version.h"
+#include "store_bindings.h"
 #include "training_types.h"
 
 namespace py = pybind11;
@@ -70,6 +72,8 @@ void RegisterExceptions(py::module_& m) {
                    "directory where a file was expected.");
 }
 
+}  // namespace
+
 // The one place where a Status becomes a Python exception (with the Status
 // message and a `code` attribute). Needs the GIL.
 void ThrowIfError(const Status& status) {
@@ -95,6 +99,8 @@ void ThrowIfError(const Status& status) {
   PyErr_SetObject(type.ptr(), error.ptr());
   throw py::error_already_set();
 }
+
+namespace {
 
 // A view of `text` that stays valid with the GIL released while `text` is
 // alive: str (its UTF-8 form, cached by CPython) and bytes are immutable and
@@ -231,6 +237,7 @@ PYBIND11_MODULE(lens, m) {
   lp::RegisterExceptions(m);
   lp::BindTrainingTypes(m);
   lp::BindParser(m);
+  lp::BindStore(m);
 
   const size_t kDefaultMaxLine = lens::TrainingParserOptions{}.max_line_bytes;
   m.def("parse_training_log", &lp::ParseFile, py::arg("path"),

@@ -12,6 +12,7 @@ namespace lens::cli {
 using Command = std::function<int()>;
 
 Command AddParseLog(CLI::App& app);
+Command AddDb(CLI::App& app);
 
 }  // namespace lens::cli
 

@@ -10,11 +10,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(lens::Version()));
   app.require_subcommand(1);
   lens::cli::Command parse_log = lens::cli::AddParseLog(app);
+  lens::cli::Command db = lens::cli::AddDb(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
   if (app.got_subcommand("parse-log")) return parse_log();
+  if (app.got_subcommand("db")) return db();
   return 2;
 }

@@ -1,4 +1,5 @@
-// `lens parse-log [--format summary|table|json|jsonl|csv] FILE... | -`
+// `lens parse-log [--format summary|table|json|jsonl|csv] [--store URL
+// --workload UID] FILE... | -`
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,8 +8,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "commands.h"
 #include "lens/json.h"
 #include "lens/status.h"
+#include "lens/store.h"
 #include "lens/training.h"
 
 namespace lens::cli {
@@ -26,7 +30,32 @@ enum class Format { kSummary, kTable, kJson, kJsonl, kCsv };
 struct Options {
   Format format = Format::kSummary;
   std::vector<std::string> files;
+  std::string store_url;  // --store: also write to this store
+  std::string workload;   // --workload: the workload the logs belong to
+  std::string source;     // --source: overrides the per-file source name
 };
+
+// The store side of `--store`: one writer per input, so each file's runs map
+// to the workload's stored runs on their own (see TrainingWriter).
+struct StoreSink {
+  Store* store = nullptr;
+  std::string workload;
+  std::string source_override;
+  uint64_t records = 0;
+  uint64_t events = 0;
+};
+
+// A stable name for an input: its absolute path (so storing the same file
+// again, from any directory, updates the same runs).
+std::string SourceName(const std::string& name, const StoreSink& sink) {
+  if (!sink.source_override.empty()) return sink.source_override;
+  if (name == "-") return "stdin";
+  char* real = ::realpath(name.c_str(), nullptr);
+  if (!real) return name;
+  std::string out(real);
+  std::free(real);
+  return out;
+}
 
 // Buffered stdout writer: output must never be what limits a 100 MB parse.
 class Out {
@@ -205,7 +234,7 @@ class Printer {
 // Parses one input; prints per-record output as it goes. Returns the error for
 // unreadable input.
 Status ParseOne(const std::string& name, const Options& opt, bool label,
-                Out* out, std::vector<RunSummary>* runs,
+                Out* out, StoreSink* sink, std::vector<RunSummary>* runs,
                 TrainingParserStats* stats) {
   int fd = STDIN_FILENO;
   uint64_t total = 0;
@@ -221,6 +250,30 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
       total = static_cast<uint64_t>(st.st_size);
     }
   }
+  std::optional<TrainingWriter> writer;
+  if (sink->store) {
+    auto w = sink->store->training().OpenWriter(sink->workload,
+                                                SourceName(name, *sink));
+    if (!w.ok()) {
+      if (fd != STDIN_FILENO) ::close(fd);
+      return w.status();
+    }
+    writer.emplace(std::move(*w));
+  }
+  // Hands one batch to the store (when storing) and to the printer.
+  auto consume = [&](TrainingLogParser& p, Printer& pr) -> Status {
+    std::vector<IterationRecord> records = p.TakeRecords();
+    std::vector<TrainingEvent> events = p.TakeEvents();
+    if (writer && (!records.empty() || !events.empty())) {
+      Status st = writer->Write(records, events);
+      if (!st.ok())
+        return Status(st.code(), "store " + name + ": " + st.message());
+      sink->records += records.size();
+      sink->events += events.size();
+    }
+    pr.Add(std::move(records), std::move(events));
+    return OkStatus();
+  };
   TrainingLogParser parser;
   Printer printer(opt.format, label ? name : "", out);
   Progress progress(name, total);
@@ -237,13 +290,14 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
     if (n == 0) break;
     done += static_cast<uint64_t>(n);
     parser.Feed(std::string_view(buf.get(), static_cast<size_t>(n)));
-    printer.Add(parser.TakeRecords(), parser.TakeEvents());
+    status = consume(parser, printer);
+    if (!status.ok()) break;
     progress.Update(done);
   }
   if (fd != STDIN_FILENO) ::close(fd);
   LENS_RETURN_IF_ERROR(status);
   parser.Finish();
-  printer.Add(parser.TakeRecords(), parser.TakeEvents());
+  LENS_RETURN_IF_ERROR(consume(parser, printer));
   printer.Finish();
   *runs = printer.summary().Build();
   *stats = parser.stats();
@@ -262,6 +316,24 @@ void AppendStatsJson(const TrainingParserStats& s, std::string* b) {
 }
 
 int Run(const Options& opt) {
+  StoreSink sink;
+  std::unique_ptr<Store> store;
+  if (!opt.store_url.empty()) {
+    if (opt.workload.empty()) {
+      std::fprintf(stderr,
+                   "lens parse-log: --store needs --workload UID (the "
+                   "workload these logs belong to)\n");
+      return 2;
+    }
+    auto opened = Store::Open(opt.store_url);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "lens parse-log: %s\n",
+                   opened.status().message().c_str());
+      return 1;
+    }
+    store = std::move(*opened);
+    sink = {store.get(), opt.workload, opt.source, 0, 0};
+  }
   Out out;
   const bool label = opt.files.size() > 1;
   int exit_code = 0;
@@ -278,7 +350,7 @@ int Run(const Options& opt) {
     std::vector<RunSummary> runs;
     TrainingParserStats stats;
     Status s = ParseOne(name, opt, label && opt.format != Format::kJson, &out,
-                        &runs, &stats);
+                        &sink, &runs, &stats);
     if (!s.ok()) {
       out.Flush();
       std::fprintf(stderr, "lens parse-log: %s\n", s.message().c_str());
@@ -304,6 +376,15 @@ int Run(const Options& opt) {
     first_input = false;
   }
   if (opt.format == Format::kJson) out.buf().append("\n]}\n");
+  out.Flush();
+  if (store) {
+    std::fprintf(stderr,
+                 "lens parse-log: stored %llu iteration records and %llu "
+                 "events for workload %s in %s\n",
+                 static_cast<unsigned long long>(sink.records),
+                 static_cast<unsigned long long>(sink.events),
+                 opt.workload.c_str(), store->target().c_str());
+  }
   return exit_code;
 }
 
@@ -324,6 +405,15 @@ Command AddParseLog(CLI::App& app) {
   cmd->add_option("--format", opt->format,
                   "Output: summary (default), table, json, jsonl, csv")
       ->transform(CLI::CheckedTransformer(kFormats, CLI::ignore_case));
+  cmd->add_option("--store", opt->store_url,
+                  "Also store runs, iterations and events in this store "
+                  "(sqlite:///path/lens.db or postgresql://...); storing a "
+                  "log again updates the same rows");
+  cmd->add_option("--workload", opt->workload,
+                  "Workload UID the logs belong to (required with --store)");
+  cmd->add_option("--source", opt->source,
+                  "Source name for run identity (default: the file's absolute "
+                  "path; stdin: \"stdin\")");
   cmd->add_option("files", opt->files,
                   "Log files to parse; - reads standard input")
       ->required();

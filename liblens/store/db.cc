@@ -1,0 +1,302 @@
+#include "store/db.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <map>
+#include <thread>
+#include <unordered_map>
+
+namespace lens::store {
+
+// ---------------------------------------------------------------------------
+// Rows: PostgreSQL returns text for every cell, SQLite its storage class.
+
+int64_t Rows::Int(size_t row, size_t col, int64_t if_null) const {
+  const Value& v = at(row, col);
+  if (auto* i = std::get_if<int64_t>(&v)) return *i;
+  if (auto* d = std::get_if<double>(&v)) return static_cast<int64_t>(*d);
+  if (auto* b = std::get_if<bool>(&v)) return *b ? 1 : 0;
+  if (auto* s = std::get_if<std::string>(&v)) {
+    int64_t out = 0;
+    auto [ptr, ec] = std::from_chars(s->data(), s->data() + s->size(), out);
+    if (ec == std::errc()) return out;
+    return static_cast<int64_t>(std::strtod(s->c_str(), nullptr));
+  }
+  return if_null;
+}
+
+double Rows::Double(size_t row, size_t col, double if_null) const {
+  const Value& v = at(row, col);
+  if (auto* d = std::get_if<double>(&v)) return *d;
+  if (auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  if (auto* s = std::get_if<std::string>(&v)) {
+    // strtod reads "NaN", "Infinity" and "-Infinity" as PostgreSQL prints.
+    return std::strtod(s->c_str(), nullptr);
+  }
+  return if_null;
+}
+
+std::string Rows::Text(size_t row, size_t col) const {
+  const Value& v = at(row, col);
+  if (auto* s = std::get_if<std::string>(&v)) return *s;
+  if (auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (auto* d = std::get_if<double>(&v)) return std::to_string(*d);
+  if (auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  return {};
+}
+
+bool Rows::Bool(size_t row, size_t col) const {
+  const Value& v = at(row, col);
+  if (auto* b = std::get_if<bool>(&v)) return *b;
+  if (auto* i = std::get_if<int64_t>(&v)) return *i != 0;
+  if (auto* s = std::get_if<std::string>(&v)) {
+    return *s == "t" || *s == "true" || *s == "1";
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// Database: pool + retrying runner.
+
+Database::Database(std::unique_ptr<Connector> connector, size_t max_connections,
+                   RetryOptions retry)
+    : connector_(std::move(connector)),
+      dialect_(connector_->dialect()),
+      target_(connector_->target()),
+      max_connections_(std::max<size_t>(1, max_connections)),
+      retry_(retry) {}
+
+Database::~Database() = default;
+
+StatusOr<std::unique_ptr<Conn>> Database::Acquire() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return !idle_.empty() || open_ < max_connections_; });
+  if (!idle_.empty()) {
+    auto conn = std::move(idle_.back());
+    idle_.pop_back();
+    return conn;
+  }
+  ++open_;
+  lock.unlock();
+  auto conn = connector_->Connect();
+  if (!conn.ok()) {
+    lock.lock();
+    --open_;
+    cv_.notify_one();
+  }
+  return conn;
+}
+
+void Database::Release(std::unique_ptr<Conn> conn) {
+  std::lock_guard lock(mu_);
+  if (conn && !conn->broken()) {
+    idle_.push_back(std::move(conn));
+  } else {
+    --open_;
+    ++reconnects_;
+  }
+  cv_.notify_one();
+}
+
+Status Database::Run(bool write, const std::function<Status(Conn&)>& fn) {
+  const auto deadline = std::chrono::steady_clock::now() + retry_.deadline;
+  auto backoff = retry_.initial_backoff;
+  while (true) {
+    Status st;
+    auto conn = Acquire();
+    if (!conn.ok()) {
+      st = conn.status();
+    } else {
+      Conn& c = **conn;
+      st = c.Begin(write);
+      if (st.ok()) st = fn(c);
+      if (st.ok()) {
+        st = c.Commit();
+      } else {
+        c.Rollback();
+      }
+      if (st.code() == StatusCode::kUnavailable) {
+        // Whatever the connection's own view, do not reuse it after a lost
+        // transaction: the next attempt starts on a fresh one.
+        conn->reset();
+      }
+      Release(std::move(*conn));
+    }
+    if (st.code() != StatusCode::kUnavailable ||
+        std::chrono::steady_clock::now() + backoff > deadline) {
+      return st;
+    }
+    {
+      std::lock_guard lock(mu_);
+      ++retries_;
+    }
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, retry_.max_backoff);
+  }
+}
+
+Status Database::Write(const std::function<Status(Conn&)>& fn) {
+  return Run(true, fn);
+}
+
+Status Database::Read(const std::function<Status(Conn&)>& fn) {
+  return Run(false, fn);
+}
+
+Status Database::WithConn(const std::function<Status(Conn&)>& fn) {
+  LENS_ASSIGN_OR_RETURN(auto conn, Acquire());
+  Status st = fn(*conn);
+  Release(std::move(conn));
+  return st;
+}
+
+uint64_t Database::retries() const {
+  std::lock_guard lock(mu_);
+  return retries_;
+}
+
+uint64_t Database::reconnects() const {
+  std::lock_guard lock(mu_);
+  return reconnects_;
+}
+
+// ---------------------------------------------------------------------------
+// Multi-row upserts.
+
+namespace {
+
+// PostgreSQL allows 65535 parameters per statement, SQLite 32766; stay well
+// under both and keep statements a size that prepares quickly.
+constexpr size_t kMaxParamsPerStatement = 8000;
+constexpr size_t kMaxRowsPerStatement = 500;
+
+bool IsKey(const UpsertSpec& spec, size_t column) {
+  return column < spec.key_columns;
+}
+
+bool KeepsOld(const UpsertSpec& spec, std::string_view name) {
+  return std::find(spec.no_update.begin(), spec.no_update.end(), name) !=
+         spec.no_update.end();
+}
+
+// A hashable form of a row's key, for in-batch deduplication.
+std::string KeyOf(std::span<const Param> row, size_t key_columns) {
+  std::string key;
+  for (size_t i = 0; i < key_columns && i < row.size(); ++i) {
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::monostate>) {
+            key += "\x01N";
+          } else if constexpr (std::is_same_v<T, std::string_view>) {
+            key += "\x01S";
+            key.append(v);
+          } else {
+            key += "\x01V" + std::to_string(v);
+          }
+        },
+        row[i]);
+  }
+  return key;
+}
+
+}  // namespace
+
+std::string BuildUpsertSql(Dialect dialect, const UpsertSpec& spec,
+                           size_t row_count) {
+  const size_t n = spec.columns.size();
+  std::string sql = "INSERT INTO ";
+  sql.append(spec.table).append(" (");
+  for (size_t c = 0; c < n; ++c) {
+    if (c) sql += ", ";
+    sql.append(spec.columns[c].name);
+  }
+  sql += ") VALUES ";
+  size_t p = 1;
+  for (size_t r = 0; r < row_count; ++r) {
+    sql += r ? ", (" : "(";
+    for (size_t c = 0; c < n; ++c, ++p) {
+      if (c) sql += ", ";
+      const std::string ph = "$" + std::to_string(p);
+      switch (spec.columns[c].kind) {
+        case ColumnKind::kTimestamp:
+          sql += "lens_ts(" + ph + ")";
+          break;
+        case ColumnKind::kJson:
+          sql += dialect == Dialect::kPostgres ? ph + "::jsonb" : ph;
+          break;
+        case ColumnKind::kPlain:
+          sql += ph;
+          break;
+      }
+    }
+    sql += ")";
+  }
+  sql += " ON CONFLICT (";
+  for (size_t c = 0; c < spec.key_columns; ++c) {
+    if (c) sql += ", ";
+    sql.append(spec.columns[c].name);
+  }
+  sql += ") DO ";
+  std::string sets;
+  for (size_t c = 0; c < n; ++c) {
+    if (IsKey(spec, c) || KeepsOld(spec, spec.columns[c].name)) continue;
+    if (!sets.empty()) sets += ", ";
+    sets.append(spec.columns[c].name)
+        .append(" = excluded.")
+        .append(spec.columns[c].name);
+  }
+  if (spec.do_nothing || sets.empty()) {
+    sql += "NOTHING";
+  } else {
+    sql += "UPDATE SET " + sets;
+  }
+  return sql;
+}
+
+StatusOr<size_t> UpsertRows(Conn& conn, const UpsertSpec& spec,
+                            std::span<const std::vector<Param>> rows) {
+  const size_t n = spec.columns.size();
+  // Last occurrence of each key wins; order otherwise preserved.
+  std::vector<const std::vector<Param>*> unique;
+  unique.reserve(rows.size());
+  {
+    std::unordered_map<std::string, size_t> seen;
+    seen.reserve(rows.size());
+    for (const auto& row : rows) {
+      if (row.size() != n) {
+        return InternalError("upsert " + std::string(spec.table) +
+                             ": row has " + std::to_string(row.size()) +
+                             " values, want " + std::to_string(n));
+      }
+      auto [it, inserted] =
+          seen.emplace(KeyOf(row, spec.key_columns), unique.size());
+      if (inserted) {
+        unique.push_back(&row);
+      } else {
+        unique[it->second] = &row;
+      }
+    }
+  }
+  const size_t per_stmt = std::max<size_t>(
+      1, std::min(kMaxRowsPerStatement,
+                  kMaxParamsPerStatement / std::max<size_t>(1, n)));
+  std::map<size_t, std::string> sql_by_rows;  // at most two sizes per call
+  std::vector<Param> params;
+  for (size_t start = 0; start < unique.size(); start += per_stmt) {
+    const size_t count = std::min(per_stmt, unique.size() - start);
+    auto& sql = sql_by_rows[count];
+    if (sql.empty()) sql = BuildUpsertSql(conn.dialect(), spec, count);
+    params.clear();
+    params.reserve(count * n);
+    for (size_t r = 0; r < count; ++r) {
+      const auto& row = *unique[start + r];
+      params.insert(params.end(), row.begin(), row.end());
+    }
+    LENS_RETURN_IF_ERROR(conn.Execute(sql, params));
+  }
+  return unique.size();
+}
+
+}  // namespace lens::store

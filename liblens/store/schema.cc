@@ -1,0 +1,278 @@
+// The versioned schema, written once for both backends. Type tokens are
+// replaced per dialect (schema.h): {ID} {TS} {JSON} {BOOL} {REAL}.
+// Never edit a released migration: add a new one.
+#include "store/schema.h"
+
+#include <string>
+
+namespace lens::store {
+namespace {
+
+// Version 1: the data model of docs/storage.md.
+constexpr std::string_view kV1 = R"sql(
+CREATE TABLE nodes (
+  name TEXT PRIMARY KEY,
+  address TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL DEFAULT '',
+  gpu_vendor TEXT NOT NULL DEFAULT '',
+  gpu_model TEXT NOT NULL DEFAULT '',
+  gpu_count INTEGER NOT NULL DEFAULT 0,
+  cpu_model TEXT NOT NULL DEFAULT '',
+  cpu_count INTEGER NOT NULL DEFAULT 0,
+  memory_bytes BIGINT NOT NULL DEFAULT 0,
+  kernel_version TEXT NOT NULL DEFAULT '',
+  os_image TEXT NOT NULL DEFAULT '',
+  driver_version TEXT NOT NULL DEFAULT '',
+  labels {JSON} NOT NULL,
+  created_at {TS} NOT NULL,
+  updated_at {TS} NOT NULL);
+CREATE INDEX nodes_updated_at ON nodes (updated_at);
+
+CREATE TABLE gpu_devices (
+  node TEXT NOT NULL REFERENCES nodes (name) ON DELETE CASCADE,
+  gpu_index INTEGER NOT NULL,
+  vendor TEXT NOT NULL DEFAULT '',
+  model TEXT NOT NULL DEFAULT '',
+  serial TEXT NOT NULL DEFAULT '',
+  uuid TEXT NOT NULL DEFAULT '',
+  bdf TEXT NOT NULL DEFAULT '',
+  vram_bytes BIGINT NOT NULL DEFAULT 0,
+  numa_node INTEGER NOT NULL DEFAULT -1,
+  updated_at {TS} NOT NULL,
+  PRIMARY KEY (node, gpu_index));
+CREATE INDEX gpu_devices_serial ON gpu_devices (serial);
+CREATE INDEX gpu_devices_bdf ON gpu_devices (bdf);
+
+CREATE TABLE rdma_devices (
+  node TEXT NOT NULL REFERENCES nodes (name) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  node_guid TEXT NOT NULL DEFAULT '',
+  fw_version TEXT NOT NULL DEFAULT '',
+  board_id TEXT NOT NULL DEFAULT '',
+  bdf TEXT NOT NULL DEFAULT '',
+  netdev TEXT NOT NULL DEFAULT '',
+  numa_node INTEGER NOT NULL DEFAULT -1,
+  updated_at {TS} NOT NULL,
+  PRIMARY KEY (node, name));
+
+CREATE TABLE node_device_changelog (
+  id {ID},
+  node TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  device_key TEXT NOT NULL,
+  op TEXT NOT NULL,
+  old_serial TEXT NOT NULL DEFAULT '',
+  new_serial TEXT NOT NULL DEFAULT '',
+  at {TS} NOT NULL,
+  UNIQUE (node, kind, device_key, op, at));
+CREATE INDEX node_device_changelog_at ON node_device_changelog (at);
+
+CREATE TABLE gpu_pods (
+  uid TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  node TEXT NOT NULL DEFAULT '',
+  phase TEXT NOT NULL DEFAULT '',
+  owner_uid TEXT NOT NULL DEFAULT '',
+  ip TEXT NOT NULL DEFAULT '',
+  gpu_allocated INTEGER NOT NULL DEFAULT 0,
+  running {BOOL} NOT NULL,
+  deleted {BOOL} NOT NULL,
+  labels {JSON} NOT NULL,
+  created_at {TS} NOT NULL,
+  updated_at {TS} NOT NULL);
+CREATE INDEX gpu_pods_namespace_name ON gpu_pods (namespace, name);
+CREATE INDEX gpu_pods_node ON gpu_pods (node);
+CREATE INDEX gpu_pods_owner ON gpu_pods (owner_uid);
+CREATE INDEX gpu_pods_created_at ON gpu_pods (created_at);
+
+CREATE TABLE gpu_pods_events (
+  id {ID},
+  pod_uid TEXT NOT NULL,
+  event_type TEXT NOT NULL,
+  phase TEXT NOT NULL DEFAULT '',
+  restart_count INTEGER NOT NULL DEFAULT 0,
+  at {TS} NOT NULL,
+  UNIQUE (pod_uid, event_type, at));
+
+CREATE TABLE pod_snapshots (
+  id {ID},
+  pod_uid TEXT NOT NULL,
+  resource_version TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  snapshot {JSON} NOT NULL,
+  at {TS} NOT NULL,
+  UNIQUE (pod_uid, resource_version));
+CREATE INDEX pod_snapshots_pod_at ON pod_snapshots (pod_uid, at);
+
+CREATE TABLE pod_resources (
+  pod_uid TEXT PRIMARY KEY,
+  gpu_vendor TEXT NOT NULL DEFAULT '',
+  gpu_model TEXT NOT NULL DEFAULT '',
+  gpu_allocated INTEGER NOT NULL DEFAULT 0,
+  rdma_allocated INTEGER NOT NULL DEFAULT 0,
+  cpu_millis BIGINT NOT NULL DEFAULT 0,
+  memory_bytes BIGINT NOT NULL DEFAULT 0,
+  updated_at {TS} NOT NULL);
+
+CREATE TABLE gpu_workloads (
+  uid TEXT PRIMARY KEY,
+  api_version TEXT NOT NULL DEFAULT '',
+  kind TEXT NOT NULL DEFAULT '',
+  name TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  parent_uid TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL DEFAULT '',
+  gpu_request INTEGER NOT NULL DEFAULT 0,
+  labels {JSON} NOT NULL,
+  created_at {TS} NOT NULL,
+  ended_at {TS},
+  updated_at {TS} NOT NULL);
+CREATE INDEX gpu_workloads_namespace_name ON gpu_workloads (namespace, name);
+CREATE INDEX gpu_workloads_parent ON gpu_workloads (parent_uid);
+CREATE INDEX gpu_workloads_created_at ON gpu_workloads (created_at);
+
+CREATE TABLE workload_pod_references (
+  workload_uid TEXT NOT NULL,
+  pod_uid TEXT NOT NULL,
+  created_at {TS} NOT NULL,
+  PRIMARY KEY (workload_uid, pod_uid));
+CREATE INDEX workload_pod_references_pod ON workload_pod_references (pod_uid);
+
+CREATE TABLE training_runs (
+  workload_uid TEXT NOT NULL,
+  run INTEGER NOT NULL,
+  fingerprint TEXT NOT NULL,
+  source TEXT NOT NULL DEFAULT '',
+  created_at {TS} NOT NULL,
+  PRIMARY KEY (workload_uid, run),
+  UNIQUE (workload_uid, fingerprint));
+
+CREATE TABLE workload_events (
+  id {ID},
+  workload_uid TEXT NOT NULL,
+  run INTEGER NOT NULL,
+  event_type TEXT NOT NULL,
+  event_key TEXT NOT NULL,
+  iteration BIGINT,
+  at {TS},
+  duration_s {REAL},
+  path TEXT NOT NULL DEFAULT '',
+  format TEXT NOT NULL DEFAULT '',
+  line BIGINT NOT NULL DEFAULT 0,
+  UNIQUE (workload_uid, run, event_type, event_key));
+
+CREATE TABLE training_performance (
+  workload_uid TEXT NOT NULL,
+  run INTEGER NOT NULL,
+  iteration BIGINT NOT NULL,
+  ts {TS},
+  format TEXT NOT NULL DEFAULT '',
+  rank INTEGER,
+  world_size INTEGER,
+  line BIGINT NOT NULL DEFAULT 0,
+  loss {REAL},
+  tflops_per_gpu {REAL},
+  tokens_per_s_per_gpu {REAL},
+  elapsed_ms {REAL},
+  fields {JSON} NOT NULL,
+  PRIMARY KEY (workload_uid, run, iteration),
+  FOREIGN KEY (workload_uid, run) REFERENCES training_runs (workload_uid, run));
+CREATE INDEX training_performance_ts ON training_performance (workload_uid, ts);
+
+CREATE TABLE node_containers (
+  container_id TEXT PRIMARY KEY,
+  node TEXT NOT NULL,
+  runtime_namespace TEXT NOT NULL DEFAULT '',
+  pod_uid TEXT NOT NULL DEFAULT '',
+  pod_name TEXT NOT NULL DEFAULT '',
+  pod_namespace TEXT NOT NULL DEFAULT '',
+  container_name TEXT NOT NULL DEFAULT '',
+  image TEXT NOT NULL DEFAULT '',
+  state TEXT NOT NULL DEFAULT '',
+  privileged {BOOL} NOT NULL,
+  pid BIGINT NOT NULL DEFAULT 0,
+  exit_code INTEGER,
+  labels {JSON} NOT NULL,
+  created_at {TS} NOT NULL,
+  started_at {TS},
+  finished_at {TS},
+  updated_at {TS} NOT NULL);
+CREATE INDEX node_containers_node ON node_containers (node, state);
+CREATE INDEX node_containers_pod ON node_containers (pod_uid);
+
+CREATE TABLE node_container_devices (
+  container_id TEXT NOT NULL
+    REFERENCES node_containers (container_id) ON DELETE CASCADE,
+  kind TEXT NOT NULL,
+  device_key TEXT NOT NULL,
+  bdf TEXT NOT NULL DEFAULT '',
+  source TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (container_id, kind, device_key));
+CREATE INDEX node_container_devices_device
+  ON node_container_devices (kind, device_key);
+
+CREATE TABLE node_container_events (
+  id {ID},
+  container_id TEXT NOT NULL,
+  node TEXT NOT NULL,
+  event_type TEXT NOT NULL,
+  sequence BIGINT NOT NULL DEFAULT 0,
+  detail {JSON} NOT NULL,
+  at {TS} NOT NULL,
+  UNIQUE (container_id, event_type, at));
+CREATE INDEX node_container_events_node_at ON node_container_events (node, at);
+
+CREATE TABLE storage (
+  name TEXT PRIMARY KEY,
+  kind TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL DEFAULT '',
+  config {JSON} NOT NULL,
+  updated_at {TS} NOT NULL);
+)sql";
+
+// PostgreSQL only: the timestamp conversion functions of db.h, exact to the
+// microsecond (SQLite registers identities instead).
+constexpr std::string_view kPgTimeFunctions = R"sql(
+CREATE OR REPLACE FUNCTION lens_ts(bigint) RETURNS timestamptz
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT 'epoch'::timestamptz + $1 * interval '1 microsecond' $$;
+CREATE OR REPLACE FUNCTION lens_us(timestamptz) RETURNS bigint
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT (extract(epoch FROM $1) * 1000000)::bigint $$;
+)sql";
+
+struct Token {
+  std::string_view token, sqlite, postgres;
+};
+constexpr Token kTokens[] = {
+    {"{ID}", "INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY"},
+    {"{TS}", "INTEGER", "TIMESTAMPTZ"},
+    {"{JSON}", "TEXT", "JSONB"},
+    {"{BOOL}", "INTEGER", "BOOLEAN"},
+    {"{REAL}", "REAL", "DOUBLE PRECISION"},
+};
+
+std::string Render(std::string_view sql, Dialect d) {
+  std::string out(sql);
+  for (const Token& t : kTokens) {
+    const std::string_view with = d == Dialect::kSqlite ? t.sqlite : t.postgres;
+    for (size_t at = out.find(t.token); at != std::string::npos;
+         at = out.find(t.token, at + with.size())) {
+      out.replace(at, t.token.size(), with);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Migration> Migrations(Dialect dialect) {
+  std::vector<Migration> out;
+  std::string v1 = Render(kV1, dialect);
+  if (dialect == Dialect::kPostgres) v1 = std::string(kPgTimeFunctions) + v1;
+  out.push_back({1, "data model", std::move(v1)});
+  return out;
+}
+
+}  // namespace lens::store

@@ -1,0 +1,174 @@
+#include "store/text.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include <cmath>
+
+namespace lens::store {
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 if invalid (overlongs,
+// surrogates and code points above U+10FFFF are invalid).
+size_t Utf8Length(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c >= 0x01 && c < 0x80) return 1;
+  size_t n;
+  uint32_t min;
+  if ((c & 0xE0) == 0xC0) {
+    n = 2, min = 0x80;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3, min = 0x800;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 4, min = 0x10000;
+  } else {
+    return 0;  // NUL, a continuation byte, or 0xF8..0xFF
+  }
+  if (i + n > s.size()) return 0;
+  uint32_t cp = c & (0x7F >> n);
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+}  // namespace
+
+bool SanitizeUtf8(std::string* s) {
+  size_t i = 0;
+  while (i < s->size()) {
+    const size_t n = Utf8Length(*s, i);
+    if (n == 0) break;
+    i += n;
+  }
+  if (i == s->size()) return false;  // the common case: no copy
+  std::string out(s->data(), i);
+  while (i < s->size()) {
+    const size_t n = Utf8Length(*s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(*s, i, n);
+      i += n;
+    }
+  }
+  *s = std::move(out);
+  return true;
+}
+
+Status CheckText(std::string_view table, std::string_view field, std::string* s,
+                 size_t max_bytes) {
+  if (s->size() > max_bytes) {
+    return InvalidArgumentError(std::string(table) + "." + std::string(field) +
+                                ": value of " + std::to_string(s->size()) +
+                                " bytes exceeds the limit of " +
+                                std::to_string(max_bytes));
+  }
+  SanitizeUtf8(s);
+  return OkStatus();
+}
+
+Status CheckKey(std::string_view table, std::string_view field,
+                std::string* s) {
+  if (s->empty()) {
+    return InvalidArgumentError(std::string(table) + "." + std::string(field) +
+                                ": must not be empty");
+  }
+  return CheckText(table, field, s, kMaxKeyBytes);
+}
+
+Status CheckJson(std::string_view table, std::string_view field, std::string* s,
+                 size_t max_bytes) {
+  if (s->empty()) *s = "{}";
+  LENS_RETURN_IF_ERROR(CheckText(table, field, s, max_bytes));
+  rapidjson::Document doc;
+  doc.Parse(s->data(), s->size());
+  const std::string where = std::string(table) + "." + std::string(field);
+  if (doc.HasParseError()) {
+    return InvalidArgumentError(
+        where + ": not valid JSON at offset " +
+        std::to_string(doc.GetErrorOffset()) + ": " +
+        rapidjson::GetParseError_En(doc.GetParseError()));
+  }
+  if (!doc.IsObject() && !doc.IsArray()) {
+    return InvalidArgumentError(where + ": must be a JSON object or array");
+  }
+  return OkStatus();
+}
+
+Status CheckTime(std::string_view table, std::string_view field, Timestamp t) {
+  if (t.time_since_epoch().count() <= 0) {
+    return InvalidArgumentError(std::string(table) + "." + std::string(field) +
+                                ": timestamp not set");
+  }
+  return OkStatus();
+}
+
+StatusOr<std::string> OrderBy(std::string_view what, const Sort& sort,
+                              std::initializer_list<SortKey> allowed) {
+  const SortKey* chosen = allowed.begin();
+  if (!sort.key.empty()) {
+    chosen = nullptr;
+    std::string keys;
+    for (const SortKey& k : allowed) {
+      if (k.key == sort.key) chosen = &k;
+      keys += keys.empty() ? "" : ", ";
+      keys += k.key;
+    }
+    if (!chosen) {
+      return InvalidArgumentError(std::string(what) + ": unknown sort key '" +
+                                  sort.key.substr(0, 64) +
+                                  "' (allowed: " + keys + ")");
+    }
+  }
+  const bool desc =
+      sort.key.empty() ? chosen->default_descending : sort.descending;
+  // "run, iteration" sorts every column the same way.
+  std::string out;
+  std::string_view cols = chosen->sql;
+  while (!cols.empty()) {
+    const size_t comma = cols.find(',');
+    std::string_view col = cols.substr(0, comma);
+    while (!col.empty() && col.front() == ' ') col.remove_prefix(1);
+    if (!out.empty()) out += ", ";
+    out.append(col).append(desc ? " DESC" : " ASC");
+    cols = comma == std::string_view::npos ? "" : cols.substr(comma + 1);
+  }
+  return out;
+}
+
+Status CheckPage(const PageRequest& page) {
+  if (page.page_num < 1) {
+    return InvalidArgumentError("pageNum must be >= 1, got " +
+                                std::to_string(page.page_num));
+  }
+  if (page.page_size < 1 || page.page_size > 1000) {
+    return InvalidArgumentError("pageSize must be 1..1000, got " +
+                                std::to_string(page.page_size));
+  }
+  return OkStatus();
+}
+
+StatusOr<Rows> ReadPage(Database& db, const std::string& from_where,
+                        const std::string& columns, const std::string& order,
+                        const PageRequest& page, Filter filter,
+                        int64_t* total) {
+  const std::vector<Param> count_params = filter.params();
+  const std::string page_sql = "SELECT " + columns + " FROM " + from_where +
+                               " ORDER BY " + order + filter.Limit(page);
+  Rows rows;
+  LENS_RETURN_IF_ERROR(db.Read([&](Conn& c) -> Status {
+    Rows count;
+    LENS_RETURN_IF_ERROR(
+        c.Execute("SELECT count(*) FROM " + from_where, count_params, &count));
+    *total = count.Int(0, 0);
+    return c.Execute(page_sql, filter.params(), &rows);
+  }));
+  return rows;
+}
+
+}  // namespace lens::store

@@ -1,0 +1,141 @@
+#include "store/training_codec.h"
+
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "lens/json.h"
+
+namespace lens::store {
+namespace {
+
+// Appends a number; non-finite values become the strings "nan", "inf",
+// "-inf" (JSON has no such numbers; docs/storage.md).
+void AppendNumber(double v, std::string* out) {
+  if (std::isnan(v)) {
+    *out += "\"nan\"";
+  } else if (std::isinf(v)) {
+    *out += v > 0 ? "\"inf\"" : "\"-inf\"";
+  } else {
+    char buf[32];
+    const int n = snprintf(buf, sizeof buf, "%.17g", v);
+    out->append(buf, n);
+  }
+}
+
+// A 64-bit FNV-1a hash as hex.
+std::string Hash(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace
+
+// All fields of a record as one JSON object (the `fields` column).
+std::string FieldsJson(const IterationRecord& r) {
+  std::string out = "{";
+  auto key = [&](std::string_view k) {
+    if (out.size() > 1) out += ',';
+    AppendJsonString(k, &out);
+    out += ':';
+  };
+  for (const IterationFieldInfo& info : IterationFields()) {
+    if (auto v = r.Get(info.field)) {
+      key(info.name);
+      AppendNumber(*v, &out);
+    }
+  }
+  for (const auto& [k, v] : r.extra) {
+    key(k);
+    AppendNumber(v, &out);
+  }
+  out += '}';
+  return out;
+}
+
+void ReadFields(std::string_view json, IterationRecord* r) {
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  if (!doc.IsObject()) return;
+  for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
+    double v;
+    if (it->value.IsNumber()) {
+      v = it->value.GetDouble();
+    } else if (it->value.IsString()) {
+      v = std::strtod(it->value.GetString(), nullptr);  // "nan", "inf"
+    } else {
+      continue;
+    }
+    const std::string_view name(it->name.GetString(),
+                                it->name.GetStringLength());
+    bool known = false;
+    for (const IterationFieldInfo& info : IterationFields()) {
+      if (info.name == name) {
+        r->Set(info.field, v);
+        known = true;
+        break;
+      }
+    }
+    if (!known) r->extra.emplace_back(std::string(name), v);
+  }
+}
+
+std::optional<int64_t> TimeUs(std::optional<double> seconds) {
+  if (!seconds || !std::isfinite(*seconds)) return std::nullopt;
+  return static_cast<int64_t>(std::llround(*seconds * 1e6));
+}
+
+// Identity of a parser run: the source, the local run number and the first
+// line of the run (its number, iteration and time), so the same log gives
+// the same fingerprints and a different log (a restart) new ones.
+std::string Fingerprint(std::string_view source, int32_t local_run,
+                        uint64_t line, std::optional<int64_t> iteration,
+                        std::optional<double> ts) {
+  std::string s(source);
+  s += '\n' + std::to_string(local_run) + '\n' + std::to_string(line) + '\n';
+  if (iteration) s += std::to_string(*iteration);
+  s += '\n';
+  if (auto us = TimeUs(ts)) s += std::to_string(*us);
+  return Hash(s);
+}
+
+std::string_view EventKey(const TrainingEvent& e, std::string* buf) {
+  switch (e.type) {
+    case TrainingEventType::kCheckpointSaveStart:
+    case TrainingEventType::kCheckpointSaveEnd:
+      *buf = (e.iteration ? std::to_string(*e.iteration) : std::string("-")) +
+             ":" + e.path;
+      return *buf;
+    default:
+      return "";
+  }
+}
+
+TrainingEventType EventTypeFromName(std::string_view s) {
+  for (auto t : {TrainingEventType::kTrainingStart,
+                 TrainingEventType::kCheckpointSaveStart,
+                 TrainingEventType::kCheckpointSaveEnd,
+                 TrainingEventType::kTrainingEnd}) {
+    if (TrainingEventTypeName(t) == s) return t;
+  }
+  return TrainingEventType::kTrainingStart;
+}
+
+TrainingFormat FormatFromName(std::string_view s) {
+  for (int f = 0; f <= static_cast<int>(TrainingFormat::kDeepSpeed); ++f) {
+    if (TrainingFormatName(static_cast<TrainingFormat>(f)) == s) {
+      return static_cast<TrainingFormat>(f);
+    }
+  }
+  return TrainingFormat::kUnknown;
+}
+
+}  // namespace lens::store

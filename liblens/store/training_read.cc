@@ -1,0 +1,136 @@
+// The read side of TrainingRepository.
+#include "lens/store.h"
+#include "store/db.h"
+#include "store/text.h"
+#include "store/training_codec.h"
+
+namespace lens {
+namespace {
+
+using store::Conn;
+using store::Param;
+using store::Rows;
+
+constexpr std::string_view kIterationSelect =
+    "run, iteration, lens_us(ts), format, rank, world_size, line, fields";
+
+IterationRecord ReadIteration(const Rows& r, size_t i) {
+  IterationRecord rec;
+  rec.run = static_cast<int32_t>(r.Int(i, 0));
+  rec.iteration = r.Int(i, 1);
+  if (!r.IsNull(i, 2)) rec.timestamp_s = static_cast<double>(r.Int(i, 2)) / 1e6;
+  rec.format = store::FormatFromName(r.Text(i, 3));
+  if (!r.IsNull(i, 4)) rec.rank = static_cast<int32_t>(r.Int(i, 4));
+  if (!r.IsNull(i, 5)) rec.world_size = static_cast<int32_t>(r.Int(i, 5));
+  rec.line = static_cast<uint64_t>(r.Int(i, 6));
+  store::ReadFields(r.Text(i, 7), &rec);
+  return rec;
+}
+
+}  // namespace
+
+StatusOr<std::vector<TrainingRunRecord>> TrainingRepository::ListRuns(
+    std::string_view workload_uid) {
+  Rows rows;
+  const Param p[] = {workload_uid};
+  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
+    return c.Execute(
+        "SELECT r.run, r.source, lens_us(r.created_at), MIN(p.iteration), "
+        "MAX(p.iteration), COUNT(p.iteration) FROM training_runs r LEFT JOIN "
+        "training_performance p ON p.workload_uid = r.workload_uid AND "
+        "p.run = r.run WHERE r.workload_uid = $1 GROUP BY r.run, r.source, "
+        "r.created_at ORDER BY r.run",
+        p, &rows);
+  }));
+  std::vector<TrainingRunRecord> out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    TrainingRunRecord run;
+    run.workload_uid = std::string(workload_uid);
+    run.run = static_cast<int32_t>(rows.Int(i, 0));
+    run.source = rows.Text(i, 1);
+    run.created_at = store::FromUs(rows.Int(i, 2));
+    if (!rows.IsNull(i, 3)) run.first_iteration = rows.Int(i, 3);
+    if (!rows.IsNull(i, 4)) run.last_iteration = rows.Int(i, 4);
+    run.iterations = rows.Int(i, 5);
+    out.push_back(std::move(run));
+  }
+  return out;
+}
+
+StatusOr<Page<IterationRecord>> TrainingRepository::ListIterations(
+    const IterationQuery& q) {
+  LENS_RETURN_IF_ERROR(store::CheckPage(q.page));
+  if (q.workload_uid.empty()) {
+    return InvalidArgumentError("iterations: workload_uid is required");
+  }
+  LENS_ASSIGN_OR_RETURN(std::string order,
+                        store::OrderBy("iterations", q.sort,
+                                       {{"iteration", "run, iteration"},
+                                        {"timestamp", "ts, run, iteration"}}));
+  store::Filter f;
+  f.Add("workload_uid = ?", q.workload_uid);
+  f.AddIf(q.run.has_value(), "run = ?", int64_t{q.run.value_or(0)});
+  f.AddIf(q.min_iteration.has_value(), "iteration >= ?",
+          q.min_iteration.value_or(0));
+  f.AddIf(q.max_iteration.has_value(), "iteration <= ?",
+          q.max_iteration.value_or(0));
+  f.AddIf(q.time.from.has_value(), "ts >= lens_ts(?)",
+          store::OptUs(q.time.from));
+  f.AddIf(q.time.to.has_value(), "ts < lens_ts(?)", store::OptUs(q.time.to));
+  Page<IterationRecord> page{{}, 0, q.page.page_num, q.page.page_size};
+  LENS_ASSIGN_OR_RETURN(
+      Rows rows, store::ReadPage(*db_, "training_performance" + f.sql(),
+                                 std::string(kIterationSelect), order, q.page,
+                                 f, &page.total));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    page.items.push_back(ReadIteration(rows, i));
+  }
+  return page;
+}
+
+StatusOr<IterationRecord> TrainingRepository::LatestIteration(
+    std::string_view workload_uid) {
+  Rows rows;
+  const Param p[] = {workload_uid};
+  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
+    return c.Execute("SELECT " + std::string(kIterationSelect) +
+                         " FROM training_performance WHERE workload_uid = $1 "
+                         "ORDER BY run DESC, iteration DESC LIMIT 1",
+                     p, &rows);
+  }));
+  if (rows.empty()) {
+    return NotFoundError("no iterations stored for workload '" +
+                         std::string(workload_uid) + "'");
+  }
+  return ReadIteration(rows, 0);
+}
+
+StatusOr<std::vector<TrainingEvent>> TrainingRepository::ListEvents(
+    std::string_view workload_uid) {
+  Rows rows;
+  const Param p[] = {workload_uid};
+  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
+    return c.Execute(
+        "SELECT run, event_type, iteration, lens_us(at), duration_s, path, "
+        "format, line FROM workload_events WHERE workload_uid = $1 "
+        "ORDER BY run, line, id",
+        p, &rows);
+  }));
+  std::vector<TrainingEvent> out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    TrainingEvent e;
+    e.run = static_cast<int32_t>(rows.Int(i, 0));
+    e.type = store::EventTypeFromName(rows.Text(i, 1));
+    if (!rows.IsNull(i, 2)) e.iteration = rows.Int(i, 2);
+    if (!rows.IsNull(i, 3))
+      e.timestamp_s = static_cast<double>(rows.Int(i, 3)) / 1e6;
+    if (!rows.IsNull(i, 4)) e.duration_s = rows.Double(i, 4);
+    e.path = rows.Text(i, 5);
+    e.format = store::FormatFromName(rows.Text(i, 6));
+    e.line = static_cast<uint64_t>(rows.Int(i, 7));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace lens

@@ -1,0 +1,116 @@
+// Bad input reaches neither SQL errors nor corrupted rows, on both backends.
+#include <gtest/gtest.h>
+
+#include "lens/store.h"
+#include "store/text.h"
+#include "store_test_env.h"
+
+namespace lens::test {
+namespace {
+
+class StoreInput : public testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    db_ = std::make_unique<TestDatabase>(GetParam());
+    auto store = Store::Open(db_->url());
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+  }
+  NodeRecord Node(std::string name) {
+    NodeRecord n;
+    n.name = std::move(name);
+    n.updated_at = At(1700000000000000);
+    return n;
+  }
+  std::unique_ptr<TestDatabase> db_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(StoreInput, InvalidUtf8AndNulAreReplacedTheSameEverywhere) {
+  NodeRecord n = Node("gpu-node-\xff\xfe");
+  n.os_image = std::string("Ubuntu\0 22.04 \xc3\x28", 16);
+  ASSERT_TRUE(store_->nodes().UpsertNode(n).ok());
+  auto got = store_->nodes().GetNode("gpu-node-\xEF\xBF\xBD\xEF\xBF\xBD");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->os_image, "Ubuntu\xEF\xBF\xBD 22.04 \xEF\xBF\xBD(");
+  // Valid multi-byte text is untouched.
+  NodeRecord jp = Node("ノード-1");
+  ASSERT_TRUE(store_->nodes().UpsertNode(jp).ok());
+  EXPECT_TRUE(store_->nodes().GetNode("ノード-1").ok());
+}
+
+TEST_P(StoreInput, OversizedValuesNameTableAndField) {
+  NodeRecord n = Node(std::string(300, 'a'));
+  Status st = store_->nodes().UpsertNode(n);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("nodes.name"), std::string::npos) << st;
+  n = Node("n1");
+  n.labels_json = "{\"k\":\"" + std::string(70000, 'x') + "\"}";
+  st = store_->nodes().UpsertNode(n);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("nodes.labels"), std::string::npos) << st;
+  EXPECT_EQ(store_->nodes().ListNodes({})->total, 0);
+}
+
+TEST_P(StoreInput, MalformedJsonAndMissingKeysAreRejected) {
+  NodeRecord n = Node("n1");
+  n.labels_json = "{\"zone\": ";
+  Status st = store_->nodes().UpsertNode(n);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("not valid JSON at offset"), std::string::npos)
+      << st;
+  n.labels_json = "42";
+  EXPECT_EQ(store_->nodes().UpsertNode(n).code(), StatusCode::kInvalidArgument);
+  n = Node("");
+  st = store_->nodes().UpsertNode(n);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("must not be empty"), std::string::npos);
+  n = Node("n1");
+  n.updated_at = {};
+  EXPECT_EQ(store_->nodes().UpsertNode(n).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_P(StoreInput, SqlInFiltersIsData) {
+  ASSERT_TRUE(store_->nodes().UpsertNode(Node("n1")).ok());
+  NodeQuery q;
+  q.status = "' OR 1=1 --";
+  q.name_prefix = "%";
+  auto page = store_->nodes().ListNodes(q);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(page->total, 0);
+}
+
+TEST_P(StoreInput, BadUrlsAreClearAndNeverShowPasswords) {
+  auto s = Store::Open("mysql://root:hunter2@db/lens");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.status().message().find("hunter2"), std::string::npos);
+  EXPECT_NE(s.status().message().find("unknown scheme"), std::string::npos);
+  s = Store::Open("sqlite:///nonexistent-dir-xyz/lens.db");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("/nonexistent-dir-xyz/"),
+            std::string::npos);
+  s = Store::Open("postgresql://lens:hunter2@127.0.0.1:1/lens");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kUnavailable) << s.status();
+  EXPECT_NE(s.status().message().find("127.0.0.1"), std::string::npos);
+  EXPECT_EQ(s.status().message().find("hunter2"), std::string::npos);
+}
+
+TEST(StoreText, SanitizeKeepsValidAndReplacesInvalid) {
+  std::string s = "ok \xe2\x82\xac \xed\xa0\x80 \xf4\x90\x80\x80 \xc0\xaf";
+  EXPECT_TRUE(store::SanitizeUtf8(&s));
+  EXPECT_EQ(s,
+            "ok \xe2\x82\xac \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD "
+            "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD "
+            "\xEF\xBF\xBD\xEF\xBF\xBD");
+  std::string valid = "plain";
+  EXPECT_FALSE(store::SanitizeUtf8(&valid));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreInput,
+                         testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         BackendName);
+
+}  // namespace
+}  // namespace lens::test

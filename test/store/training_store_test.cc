@@ -1,0 +1,185 @@
+// Training data in the store: idempotent re-storing, run numbering across
+// restarts, streaming, non-finite values. Runs on SQLite and PostgreSQL.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "lens/store.h"
+#include "lens/training.h"
+#include "store_test_env.h"
+
+namespace lens::test {
+namespace {
+
+std::string ReadFixture(const std::string& name) {
+  std::ifstream in(std::string(LENS_FIXTURES_DIR) + "/training/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class TrainingStore : public testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    db_ = std::make_unique<TestDatabase>(GetParam());
+    auto store = Store::Open(db_->url());
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+  }
+
+  // Parses `fixture` and stores it for `workload` from `source`.
+  TrainingLog Store1(const std::string& workload, const std::string& source,
+                     const std::string& fixture) {
+    TrainingLog log = ParseTrainingLog(ReadFixture(fixture));
+    auto writer = store_->training().OpenWriter(workload, source);
+    EXPECT_TRUE(writer.ok()) << writer.status();
+    Status st = writer->Write(log.records, log.events);
+    EXPECT_TRUE(st.ok()) << st;
+    return log;
+  }
+
+  int64_t Iterations(const std::string& workload) {
+    IterationQuery q;
+    q.workload_uid = workload;
+    q.page.page_size = 1;
+    auto page = store_->training().ListIterations(q);
+    EXPECT_TRUE(page.ok()) << page.status();
+    return page.ok() ? page->total : -1;
+  }
+
+  std::unique_ptr<TestDatabase> db_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(TrainingStore, StoringTheSameLogTwiceKeepsOneRowPerIteration) {
+  TrainingLog log = Store1("w1", "/logs/rank7.log", "primus_rocm.log");
+  ASSERT_EQ(log.records.size(), 90u);
+  Store1("w1", "/logs/rank7.log", "primus_rocm.log");
+  EXPECT_EQ(Iterations("w1"), 90);
+  auto runs = store_->training().ListRuns("w1");
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 3u);
+  EXPECT_EQ((*runs)[0].run, 1);
+  EXPECT_EQ((*runs)[2].run, 3);
+  EXPECT_EQ(
+      (*runs)[0].iterations + (*runs)[1].iterations + (*runs)[2].iterations,
+      90);
+  EXPECT_EQ((*runs)[1].first_iteration, 10);
+  EXPECT_EQ((*runs)[1].last_iteration, 400);
+  auto events = store_->training().ListEvents("w1");
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(events->size(), log.events.size());
+}
+
+TEST_P(TrainingStore, RunNumbersContinueAcrossRestarts) {
+  Store1("w1", "pod-a/trainer", "primus_rocm.log");  // runs 1..3
+  // The workload restarts: a new pod's log, whose parser starts at run 1.
+  TrainingLog b = Store1("w1", "pod-b/trainer", "megatron_lm_core_r0.x.log");
+  auto runs = store_->training().ListRuns("w1");
+  ASSERT_TRUE(runs.ok());
+  int32_t local_runs_b = 0;
+  for (const auto& r : b.records) local_runs_b = std::max(local_runs_b, r.run);
+  ASSERT_EQ(runs->size(), 3u + local_runs_b);
+  EXPECT_EQ(runs->back().run, 3 + local_runs_b);
+  EXPECT_EQ(runs->back().source, "pod-b/trainer");
+  // Storing the first log again changes nothing.
+  Store1("w1", "pod-a/trainer", "primus_rocm.log");
+  EXPECT_EQ(store_->training().ListRuns("w1")->size(), 3u + local_runs_b);
+  EXPECT_EQ(Iterations("w1"), static_cast<int64_t>(90 + b.records.size()));
+  // The latest iteration is the restart's last.
+  auto latest = store_->training().LatestIteration("w1");
+  ASSERT_TRUE(latest.ok());
+  EXPECT_EQ(latest->run, 3 + local_runs_b);
+  EXPECT_EQ(latest->iteration, b.records.back().iteration);
+}
+
+TEST_P(TrainingStore, StreamingInChunksEqualsOneWrite) {
+  const std::string text = ReadFixture("primus_rocm.log");
+  TrainingLogParser parser;
+  auto writer = store_->training().OpenWriter("stream", "rank7");
+  ASSERT_TRUE(writer.ok());
+  for (size_t at = 0; at < text.size(); at += 700) {
+    parser.Feed(std::string_view(text).substr(at, 700));
+    auto records = parser.TakeRecords();
+    auto events = parser.TakeEvents();
+    ASSERT_TRUE(writer->Write(records, events).ok());
+  }
+  parser.Finish();
+  ASSERT_TRUE(writer->Write(parser.TakeRecords(), parser.TakeEvents()).ok());
+  Store1("whole", "rank7", "primus_rocm.log");
+  EXPECT_EQ(Iterations("stream"), Iterations("whole"));
+  IterationQuery q;
+  q.workload_uid = "stream";
+  q.page.page_size = 1000;
+  auto a = store_->training().ListIterations(q);
+  q.workload_uid = "whole";
+  auto b = store_->training().ListIterations(q);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->items.size(), b->items.size());
+  for (size_t i = 0; i < a->items.size(); ++i) {
+    EXPECT_EQ(a->items[i].run, b->items[i].run);
+    EXPECT_EQ(a->items[i].iteration, b->items[i].iteration);
+    EXPECT_EQ(a->items[i].Get(IterationField::kLoss),
+              b->items[i].Get(IterationField::kLoss));
+  }
+}
+
+TEST_P(TrainingStore, FieldsRoundTripIncludingNonFinite) {
+  IterationRecord r;
+  r.iteration = 7;
+  r.line = 3;
+  r.format = TrainingFormat::kMegatron;
+  r.timestamp_s = 1700000000.123456;
+  r.rank = 7;
+  r.world_size = 8;
+  r.Set(IterationField::kLoss, std::nan(""));
+  r.Set(IterationField::kGradNorm, INFINITY);
+  r.Set(IterationField::kTflopsPerGpu, 412.5);
+  r.Set(IterationField::kLearningRate, 2.9999e-05);
+  r.extra.emplace_back("router_z_loss", 0.125);
+  auto writer = store_->training().OpenWriter("w", "s");
+  ASSERT_TRUE(writer->Write({&r, 1}, {}).ok());
+  auto got = store_->training().LatestIteration("w");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(std::isnan(*got->Get(IterationField::kLoss)));
+  EXPECT_EQ(*got->Get(IterationField::kGradNorm), INFINITY);
+  EXPECT_EQ(*got->Get(IterationField::kTflopsPerGpu), 412.5);
+  EXPECT_EQ(*got->Get(IterationField::kLearningRate), 2.9999e-05);
+  EXPECT_FALSE(got->Has(IterationField::kElapsedMs));  // absent, not zero
+  EXPECT_NEAR(*got->timestamp_s, 1700000000.123456, 1e-6);
+  EXPECT_EQ(got->rank, 7);
+  EXPECT_EQ(got->format, TrainingFormat::kMegatron);
+  ASSERT_EQ(got->extra.size(), 1u);
+  EXPECT_EQ(got->extra[0].first, "router_z_loss");
+}
+
+TEST_P(TrainingStore, IterationQueriesFilterAndSort) {
+  Store1("w1", "a", "primus_rocm.log");
+  IterationQuery q;
+  q.workload_uid = "w1";
+  q.run = 2;
+  q.min_iteration = 100;
+  q.max_iteration = 200;
+  q.sort = {"iteration", true};
+  auto page = store_->training().ListIterations(q);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(page->total, 11);  // 100, 110, ..., 200
+  EXPECT_EQ(page->items.front().iteration, 200);
+  q.sort.key = "loss";
+  EXPECT_EQ(store_->training().ListIterations(q).status().code(),
+            StatusCode::kInvalidArgument);
+  q = {};
+  EXPECT_EQ(store_->training().ListIterations(q).status().code(),
+            StatusCode::kInvalidArgument);  // workload required
+  EXPECT_EQ(store_->training().LatestIteration("none").status().code(),
+            StatusCode::kNotFound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, TrainingStore,
+                         testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         BackendName);
+
+}  // namespace
+}  // namespace lens::test
