@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -19,9 +20,10 @@ void AppendNumber(double v, std::string* out) {
   } else if (std::isinf(v)) {
     *out += v > 0 ? "\"inf\"" : "\"-inf\"";
   } else {
+    // Shortest text that reads back as the same double.
     char buf[32];
-    const int n = snprintf(buf, sizeof buf, "%.17g", v);
-    out->append(buf, n);
+    const auto res = std::to_chars(buf, buf + sizeof buf, v);
+    out->append(buf, res.ptr);
   }
 }
 

@@ -1,6 +1,6 @@
 // A real, private PostgreSQL server for tests and benchmarks: initdb into a
 // fresh temporary directory, listen on 127.0.0.1 on a free port, password
-// (SCRAM) authentication, durability off for speed. Nothing is downloaded:
+// (SCRAM) authentication, fsync off for speed. Nothing is downloaded:
 // the server binaries come from $LENS_PG_BINDIR, /usr/lib/postgresql/<N>/bin
 // (newest first) or PATH.
 //
@@ -26,8 +26,10 @@ namespace lens::test {
 class PostgresServer {
  public:
   struct Options {
-    // fsync, synchronous_commit and full_page_writes (off: fast, and a
-    // machine crash loses the data, which tests do not care about).
+    // fsync and full_page_writes (off: fast; a machine crash would lose
+    // data, which tests do not care about). synchronous_commit is always on
+    // (cheap without fsync), so even an immediate stop loses no commit the
+    // server acknowledged.
     bool fsync = false;
   };
   enum class StopMode {

@@ -43,14 +43,32 @@ StatusCode CodeFor(int rc) {
   }
 }
 
-// "$12" -> "?12": one placeholder syntax for both engines (db.h).
+// "$12" -> "?12": one placeholder syntax for both engines (db.h). When the
+// placeholders are exactly $1, $2, ... in order (every multi-row upsert), they
+// become plain "?": SQLite resolves "?NNN" through a name list whose lookup is
+// linear per bind, which made 6,000-parameter upserts quadratic.
 std::string RewritePlaceholders(std::string_view sql) {
+  auto is_digit = [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  };
+  bool sequential = true;
+  int64_t expect = 1;
+  for (size_t i = 0; i + 1 < sql.size() && sequential; ++i) {
+    if (sql[i] != '$' || !is_digit(sql[i + 1])) continue;
+    int64_t n = 0;
+    size_t j = i + 1;
+    while (j < sql.size() && is_digit(sql[j])) n = n * 10 + (sql[j++] - '0');
+    sequential = n == expect++;
+    i = j - 1;
+  }
   std::string out;
   out.reserve(sql.size());
   for (size_t i = 0; i < sql.size(); ++i) {
-    if (sql[i] == '$' && i + 1 < sql.size() &&
-        std::isdigit(static_cast<unsigned char>(sql[i + 1]))) {
+    if (sql[i] == '$' && i + 1 < sql.size() && is_digit(sql[i + 1])) {
       out += '?';
+      if (sequential) {
+        while (i + 1 < sql.size() && is_digit(sql[i + 1])) ++i;
+      }
     } else {
       out += sql[i];
     }
