@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 namespace lens::store {
@@ -201,6 +202,31 @@ std::string KeyOf(std::span<const Param> row, size_t key_columns) {
   return key;
 }
 
+// Statements are ~60 bytes per parameter: built once per (table spec, row
+// count, dialect) for the life of the process. Specs are static tables, so
+// their column array's address identifies them.
+const std::string& CachedUpsertSql(Dialect dialect, const UpsertSpec& spec,
+                                   size_t rows) {
+  using Key = std::tuple<const void*, const void*, const void*, size_t, size_t,
+                         bool, int>;
+  static std::mutex mu;
+  static std::map<Key, std::unique_ptr<const std::string>> cache;
+  const Key key{spec.table.data(),
+                spec.columns.data(),
+                spec.no_update.data(),
+                spec.key_columns,
+                rows,
+                spec.do_nothing,
+                static_cast<int>(dialect)};
+  std::lock_guard lock(mu);
+  auto& slot = cache[key];
+  if (!slot) {
+    slot = std::make_unique<const std::string>(
+        BuildUpsertSql(dialect, spec, rows));
+  }
+  return *slot;
+}
+
 }  // namespace
 
 std::string BuildUpsertSql(Dialect dialect, const UpsertSpec& spec,
@@ -282,12 +308,10 @@ StatusOr<size_t> UpsertRows(Conn& conn, const UpsertSpec& spec,
   const size_t per_stmt = std::max<size_t>(
       1, std::min(kMaxRowsPerStatement,
                   kMaxParamsPerStatement / std::max<size_t>(1, n)));
-  std::map<size_t, std::string> sql_by_rows;  // at most two sizes per call
   std::vector<Param> params;
   for (size_t start = 0; start < unique.size(); start += per_stmt) {
     const size_t count = std::min(per_stmt, unique.size() - start);
-    auto& sql = sql_by_rows[count];
-    if (sql.empty()) sql = BuildUpsertSql(conn.dialect(), spec, count);
+    const std::string& sql = CachedUpsertSql(conn.dialect(), spec, count);
     params.clear();
     params.reserve(count * n);
     for (size_t r = 0; r < count; ++r) {

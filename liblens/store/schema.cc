@@ -176,8 +176,7 @@ CREATE TABLE training_performance (
   tokens_per_s_per_gpu {REAL},
   elapsed_ms {REAL},
   fields {JSON} NOT NULL,
-  PRIMARY KEY (workload_uid, run, iteration),
-  FOREIGN KEY (workload_uid, run) REFERENCES training_runs (workload_uid, run));
+  PRIMARY KEY (workload_uid, run, iteration));
 CREATE INDEX training_performance_ts ON training_performance (workload_uid, ts);
 
 CREATE TABLE node_containers (

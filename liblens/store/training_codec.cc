@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "lens/json.h"
 
@@ -49,11 +50,23 @@ std::string FieldsJson(const IterationRecord& r) {
     AppendJsonString(k, &out);
     out += ':';
   };
+  // Known field names are plain ASCII: their quoted keys are built once.
+  static const std::vector<std::string> kQuoted = [] {
+    std::vector<std::string> q;
+    for (const IterationFieldInfo& info : IterationFields()) {
+      q.push_back("\"" + std::string(info.name) + "\":");
+    }
+    return q;
+  }();
+  out.reserve(256);
+  size_t i = 0;
   for (const IterationFieldInfo& info : IterationFields()) {
     if (auto v = r.Get(info.field)) {
-      key(info.name);
+      if (out.size() > 1) out += ',';
+      out += kQuoted[i];
       AppendNumber(*v, &out);
     }
+    ++i;
   }
   for (const auto& [k, v] : r.extra) {
     key(k);

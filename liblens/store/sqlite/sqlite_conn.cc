@@ -154,7 +154,7 @@ class SqliteConn final : public Conn {
   }
 
   Status Prepare(std::string_view sql, sqlite3_stmt** stmt) {
-    auto it = cache_.find(std::string(sql));
+    auto it = cache_.find(sql);
     if (it != cache_.end()) {
       *stmt = it->second;
       return OkStatus();
@@ -210,7 +210,15 @@ class SqliteConn final : public Conn {
 
   sqlite3* db_;
   const std::string target_;
-  std::unordered_map<std::string, sqlite3_stmt*> cache_;
+  // Keyed by our SQL text; looked up without copying it (statements reach
+  // 30 KB for multi-row upserts).
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const {
+      return std::hash<std::string_view>{}(s);
+    }
+  };
+  std::unordered_map<std::string, sqlite3_stmt*, Hash, std::equal_to<>> cache_;
 };
 
 class SqliteConnector final : public Connector {
