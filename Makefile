@@ -1,9 +1,10 @@
 # Lens: entry points for people and CI. The two that matter (README.md):
 #   make run    installs what is missing, builds, and runs Lens
 #   make test   installs what is missing, builds, and runs every test (C++, Python,
-#               sanitizers, fuzzing); fails if anything fails
+#               PostgreSQL, sanitizers incl. TSan on the store's concurrency suite,
+#               fuzzing); fails if anything fails
 # Other targets: build, bench, install PREFIX=..., clean. CMake does the real work; this file only
-# sequences it. Variables: BUILD, ASAN_BUILD, JOBS, FUZZ_SECONDS, PREFIX, CMAKE_ARGS.
+# sequences it. Variables: BUILD, ASAN_BUILD, TSAN_BUILD, JOBS, FUZZ_SECONDS, PREFIX, CMAKE_ARGS.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -13,6 +14,7 @@ SHELL := /bin/bash
 
 BUILD        ?= build
 ASAN_BUILD   ?= build-asan
+TSAN_BUILD   ?= build-tsan
 JOBS         ?= 2
 FUZZ_SECONDS ?= 60
 PREFIX       ?= /usr/local
@@ -26,7 +28,7 @@ TIMES := $(BUILD)/stage-times.txt
 START = mkdir -p $(BUILD); start=$$(date +%s)
 DONE  = printf '== %-26s %5ss\n' '$(1)' $$(( $$(date +%s) - start )) | tee -a $(TIMES)
 
-.PHONY: run test build bench install clean deps configure test-release test-asan fuzz
+.PHONY: run test build bench install clean deps configure test-release test-asan test-tsan fuzz
 
 deps:
 	@$(START); scripts/install-deps.sh; $(call DONE,deps)
@@ -51,7 +53,7 @@ run: configure
 test:
 	@mkdir -p $(BUILD); rm -f $(TIMES); start_all=$$(date +%s); \
 	status=passed; \
-	$(MAKE) --no-print-directory build test-release test-asan fuzz || status=FAILED; \
+	$(MAKE) --no-print-directory build test-release test-asan test-tsan fuzz || status=FAILED; \
 	echo; echo "make test: $$status; stage times:"; cat $(TIMES); \
 	printf '== %-26s %5ss\n' total $$(( $$(date +%s) - start_all )); \
 	[ $$status = passed ]
@@ -74,6 +76,20 @@ test-asan: deps
 	@$(START); ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS); \
 	$(call DONE,ctest (asan))
 
+# ThreadSanitizer on the concurrent suites only (concurrent store writers and readers, on SQLite and
+# on PostgreSQL): building the rest under TSan would double the build time and test nothing new.
+TSAN_TESTS := store_concurrency_test
+test-tsan: deps
+	@$(START); mkdir -p $(TSAN_BUILD); cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DLENS_SANITIZE=thread \
+	  -DLENS_BUILD_TESTS=ON -DLENS_BUILD_BINDINGS=OFF -DLENS_BUILD_BENCHMARKS=OFF -DLENS_BUILD_DAEMONS=OFF \
+	  $(CMAKE_ARGS) >$(TSAN_BUILD)/configure.log \
+	  || { cat $(TSAN_BUILD)/configure.log; exit 1; }; $(call DONE,configure (tsan))
+	@$(START); cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS); $(call DONE,build (tsan))
+	@$(START); for t in $(TSAN_TESTS); do \
+	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(TSAN_BUILD)/test/store/$$t; done; \
+	  $(call DONE,tests (tsan))
+
 fuzz:
 	@$(START); scripts/fuzz.sh $(ASAN_BUILD) $(FUZZ_SECONDS); $(call DONE,fuzz ($(FUZZ_SECONDS)s per target))
 
@@ -86,4 +102,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

@@ -21,10 +21,14 @@ PACKAGES=(
   libyaml-cpp-dev
   rapidjson-dev
   libcli11-dev
+  libsqlite3-dev        # the embedded store
+  libpqxx-dev           # the PostgreSQL store (libpqxx 6.4 + libpq)
   # tests and benchmarks
   libgtest-dev
   libgmock-dev
   libbenchmark-dev
+  postgresql            # a real PostgreSQL 15 server for the store tests (started by the tests)
+  sqlite3               # the sqlite3 shell, to inspect a Lens database by hand
   # Python bindings and their tests
   pybind11-dev
   python3-dev
