@@ -73,7 +73,8 @@ test-asan: deps
 	  $(CMAKE_ARGS) >$(ASAN_BUILD)/configure.log \
 	  || { cat $(ASAN_BUILD)/configure.log; exit 1; }; $(call DONE,configure (asan))
 	@$(START); cmake --build $(ASAN_BUILD) -j $(JOBS); $(call DONE,build (asan))
-	@$(START); ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS); \
+	@$(START); LSAN_OPTIONS=suppressions=$(CURDIR)/cmake/lsan-suppressions.txt \
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS); \
 	$(call DONE,ctest (asan))
 
 # ThreadSanitizer on the concurrent suites only (concurrent store writers and readers, on SQLite and

@@ -179,8 +179,8 @@ struct UpsertSpec {
   std::string_view table;
   std::span<const Column> columns;  // in parameter order
   size_t key_columns = 1;           // the first N columns are the key
-  std::span<const std::string_view> no_update;  // columns kept on conflict
-  bool do_nothing = false;                      // ON CONFLICT DO NOTHING
+  std::span<const std::string_view> no_update = {};  // kept on conflict
+  bool do_nothing = false;                           // ON CONFLICT DO NOTHING
 };
 
 // Upserts `rows` (each exactly spec.columns.size() params) in chunks of

@@ -64,8 +64,9 @@ TEST_P(FixtureTest, ParsesIntoExpectedRunsRecordsAndEvents) {
     const auto& a = log.records[i - 1];
     const auto& b = log.records[i];
     ASSERT_LE(a.run, b.run);
-    if (a.run == b.run)
+    if (a.run == b.run) {
       EXPECT_LT(a.iteration, b.iteration) << want.file << " line " << b.line;
+    }
   }
   // Streaming in odd-sized chunks gives the same records.
   std::string text;
@@ -169,8 +170,9 @@ TEST(FixtureValuesTest, NemoCheckpointsAreOneStartAndEndPerSave) {
   for (const auto& e : log.events) {
     starts += e.type == TrainingEventType::kCheckpointSaveStart;
     ends += e.type == TrainingEventType::kCheckpointSaveEnd;
-    if (e.type == TrainingEventType::kCheckpointSaveEnd)
+    if (e.type == TrainingEventType::kCheckpointSaveEnd) {
       EXPECT_TRUE(e.duration_s);
+    }
   }
   EXPECT_EQ(starts, 3);
   EXPECT_EQ(ends, 3);
