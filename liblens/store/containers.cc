@@ -80,10 +80,7 @@ Status CheckContainer(ContainerRecord* c) {
   LENS_RETURN_IF_ERROR(
       store::CheckText(t, "image", &c->image, store::kMaxTextBytes));
   LENS_RETURN_IF_ERROR(store::CheckJson(t, "labels", &c->labels_json));
-  LENS_RETURN_IF_ERROR(store::CheckTime(t, "updated_at", c->updated_at));
-  if (c->created_at.time_since_epoch().count() <= 0) {
-    c->created_at = c->updated_at;
-  }
+  LENS_RETURN_IF_ERROR(store::CheckTimes(t, &c->created_at, c->updated_at));
   if (c->devices.size() > 1024) {
     return InvalidArgumentError(
         "node_container_devices: container " + c->container_id + " lists " +

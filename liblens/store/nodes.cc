@@ -50,7 +50,7 @@ Status CheckNode(NodeRecord* n) {
         store::CheckText(t, field, value, store::kMaxTextBytes));
   }
   LENS_RETURN_IF_ERROR(store::CheckJson(t, "labels", &n->labels_json));
-  return store::CheckTime(t, "updated_at", n->updated_at);
+  return store::CheckTimes(t, &n->created_at, n->updated_at);
 }
 
 }  // namespace
@@ -58,7 +58,6 @@ Status CheckNode(NodeRecord* n) {
 Status NodeRepository::UpsertNode(const NodeRecord& in) {
   NodeRecord n = in;
   LENS_RETURN_IF_ERROR(CheckNode(&n));
-  if (n.created_at.time_since_epoch().count() <= 0) n.created_at = n.updated_at;
   static constexpr store::Column kColumns[] = {
       {"name"},
       {"address"},

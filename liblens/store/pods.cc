@@ -62,23 +62,7 @@ Status CheckPod(PodRecord* p) {
         store::CheckText(t, field, value, store::kMaxKeyBytes));
   }
   LENS_RETURN_IF_ERROR(store::CheckJson(t, "labels", &p->labels_json));
-  LENS_RETURN_IF_ERROR(store::CheckTime(t, "updated_at", p->updated_at));
-  if (p->created_at.time_since_epoch().count() <= 0) {
-    p->created_at = p->updated_at;
-  }
-  return OkStatus();
-}
-
-// A 64-bit FNV-1a digest, hex: enough to tell "changed" from "unchanged".
-std::string Digest(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char buf[17];
-  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  return store::CheckTimes(t, &p->created_at, p->updated_at);
 }
 
 }  // namespace
@@ -209,7 +193,7 @@ StatusOr<bool> PodRepository::PutPodSnapshot(const PodSnapshotRecord& in) {
   LENS_RETURN_IF_ERROR(store::CheckJson(t, "snapshot", &s.snapshot_json,
                                         store::kMaxSnapshotBytes));
   LENS_RETURN_IF_ERROR(store::CheckTime(t, "at", s.at));
-  const std::string digest = Digest(s.snapshot_json);
+  const std::string digest = store::HexDigest64(s.snapshot_json);
   bool written = false;
   LENS_RETURN_IF_ERROR(db_->Write([&](Conn& c) -> Status {
     written = false;

@@ -4,6 +4,7 @@
 #include <rapidjson/error/en.h>
 
 #include <cmath>
+#include <cstdio>
 
 namespace lens::store {
 namespace {
@@ -106,6 +107,24 @@ Status CheckTime(std::string_view table, std::string_view field, Timestamp t) {
                                 ": timestamp not set");
   }
   return OkStatus();
+}
+
+Status CheckTimes(std::string_view table, Timestamp* created,
+                  Timestamp updated) {
+  LENS_RETURN_IF_ERROR(CheckTime(table, "updated_at", updated));
+  if (created->time_since_epoch().count() <= 0) *created = updated;
+  return OkStatus();
+}
+
+std::string HexDigest64(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 StatusOr<std::string> OrderBy(std::string_view what, const Sort& sort,

@@ -38,6 +38,14 @@ Status CheckJson(std::string_view table, std::string_view field, std::string* s,
                  size_t max_bytes = kMaxLabelsBytes);
 // A timestamp must be set (the original wrote zero times).
 Status CheckTime(std::string_view table, std::string_view field, Timestamp t);
+// Checks `updated` and defaults an unset `*created` to it (rows whose
+// creation time the caller does not know).
+Status CheckTimes(std::string_view table, Timestamp* created,
+                  Timestamp updated);
+
+// A 64-bit FNV-1a digest as 16 hex digits: tells "changed" from "unchanged"
+// and names runs; not a security hash.
+std::string HexDigest64(std::string_view s);
 
 // The page and sort checks of the List* queries. Returns the ORDER BY
 // column for `sort.key` from `allowed` (pairs of key, SQL expression); the

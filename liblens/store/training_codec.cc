@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lens/json.h"
+#include "store/text.h"
 
 namespace lens::store {
 namespace {
@@ -26,18 +27,6 @@ void AppendNumber(double v, std::string* out) {
     const auto res = std::to_chars(buf, buf + sizeof buf, v);
     out->append(buf, res.ptr);
   }
-}
-
-// A 64-bit FNV-1a hash as hex.
-std::string Hash(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char buf[17];
-  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
 }
 
 }  // namespace
@@ -119,7 +108,7 @@ std::string Fingerprint(std::string_view source, int32_t local_run,
   if (iteration) s += std::to_string(*iteration);
   s += '\n';
   if (auto us = TimeUs(ts)) s += std::to_string(*us);
-  return Hash(s);
+  return HexDigest64(s);
 }
 
 std::string_view EventKey(const TrainingEvent& e, std::string* buf) {

@@ -46,11 +46,7 @@ Status CheckWorkload(WorkloadRecord* w) {
         store::CheckText(t, field, value, store::kMaxKeyBytes));
   }
   LENS_RETURN_IF_ERROR(store::CheckJson(t, "labels", &w->labels_json));
-  LENS_RETURN_IF_ERROR(store::CheckTime(t, "updated_at", w->updated_at));
-  if (w->created_at.time_since_epoch().count() <= 0) {
-    w->created_at = w->updated_at;
-  }
-  return OkStatus();
+  return store::CheckTimes(t, &w->created_at, w->updated_at);
 }
 
 }  // namespace
