@@ -98,13 +98,12 @@ Status NodeRepository::UpsertNode(const NodeRecord& in) {
 }
 
 StatusOr<NodeRecord> NodeRepository::GetNode(std::string_view name) {
-  Rows rows;
   const Param p[] = {name};
-  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute(
-        "SELECT " + std::string(kNodeColumns) + " FROM nodes WHERE name = $1",
-        p, &rows);
-  }));
+  LENS_ASSIGN_OR_RETURN(Rows rows,
+                        store::Query(*db_,
+                                     "SELECT " + std::string(kNodeColumns) +
+                                         " FROM nodes WHERE name = $1",
+                                     p));
   if (rows.empty()) {
     return NotFoundError("node '" + std::string(name) + "' not found");
   }

@@ -86,13 +86,12 @@ Status PodRepository::UpsertPods(std::span<const PodRecord> in) {
 }
 
 StatusOr<PodRecord> PodRepository::GetPod(std::string_view uid) {
-  Rows rows;
   const Param p[] = {uid};
-  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute(
-        "SELECT " + std::string(kPodSelect) + " FROM gpu_pods WHERE uid = $1",
-        p, &rows);
-  }));
+  LENS_ASSIGN_OR_RETURN(Rows rows,
+                        store::Query(*db_,
+                                     "SELECT " + std::string(kPodSelect) +
+                                         " FROM gpu_pods WHERE uid = $1",
+                                     p));
   if (rows.empty()) {
     return NotFoundError("pod '" + std::string(uid) + "' not found");
   }
@@ -128,15 +127,15 @@ StatusOr<Page<PodRecord>> PodRepository::ListPods(const PodQuery& q) {
 
 StatusOr<std::vector<PodRecord>> PodRepository::ListWorkloadPods(
     std::string_view workload_uid) {
-  Rows rows;
   const Param p[] = {workload_uid};
-  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute("SELECT " + std::string(kPodSelect) +
-                         " FROM gpu_pods WHERE uid IN (SELECT pod_uid FROM "
-                         "workload_pod_references WHERE workload_uid = $1) "
-                         "ORDER BY created_at, uid",
-                     p, &rows);
-  }));
+  LENS_ASSIGN_OR_RETURN(
+      Rows rows,
+      store::Query(*db_,
+                   "SELECT " + std::string(kPodSelect) +
+                       " FROM gpu_pods WHERE uid IN (SELECT pod_uid FROM "
+                       "workload_pod_references WHERE workload_uid = $1) "
+                       "ORDER BY created_at, uid",
+                   p));
   std::vector<PodRecord> out;
   for (size_t i = 0; i < rows.size(); ++i) out.push_back(ReadPod(rows, i));
   return out;
@@ -167,14 +166,14 @@ Status PodRepository::AddPodEvents(std::span<const PodEventRecord> in) {
 
 StatusOr<std::vector<PodEventRecord>> PodRepository::ListPodEvents(
     std::string_view pod_uid) {
-  Rows rows;
   const Param p[] = {pod_uid};
-  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute(
-        "SELECT pod_uid, event_type, phase, restart_count, lens_us(at) FROM "
-        "gpu_pods_events WHERE pod_uid = $1 ORDER BY at, id",
-        p, &rows);
-  }));
+  LENS_ASSIGN_OR_RETURN(
+      Rows rows,
+      store::Query(
+          *db_,
+          "SELECT pod_uid, event_type, phase, restart_count, lens_us(at) FROM "
+          "gpu_pods_events WHERE pod_uid = $1 ORDER BY at, id",
+          p));
   std::vector<PodEventRecord> out;
   for (size_t i = 0; i < rows.size(); ++i) {
     out.push_back({rows.Text(i, 0), rows.Text(i, 1), rows.Text(i, 2),
@@ -231,14 +230,14 @@ StatusOr<bool> PodRepository::PutPodSnapshot(const PodSnapshotRecord& in) {
 
 StatusOr<std::vector<PodSnapshotRecord>> PodRepository::ListPodSnapshots(
     std::string_view pod_uid) {
-  Rows rows;
   const Param p[] = {pod_uid};
-  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute(
-        "SELECT pod_uid, resource_version, snapshot, lens_us(at) FROM "
-        "pod_snapshots WHERE pod_uid = $1 ORDER BY at, id",
-        p, &rows);
-  }));
+  LENS_ASSIGN_OR_RETURN(
+      Rows rows,
+      store::Query(
+          *db_,
+          "SELECT pod_uid, resource_version, snapshot, lens_us(at) FROM "
+          "pod_snapshots WHERE pod_uid = $1 ORDER BY at, id",
+          p));
   std::vector<PodSnapshotRecord> out;
   for (size_t i = 0; i < rows.size(); ++i) {
     out.push_back({rows.Text(i, 0), rows.Text(i, 1), rows.Text(i, 2),
@@ -275,15 +274,16 @@ Status PodRepository::UpsertPodResources(
 
 StatusOr<PodResourcesRecord> PodRepository::GetPodResources(
     std::string_view pod_uid) {
-  Rows rows;
   const Param p[] = {pod_uid};
-  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute(
-        "SELECT pod_uid, gpu_vendor, gpu_model, gpu_allocated, rdma_allocated, "
-        "cpu_millis, memory_bytes, lens_us(updated_at) FROM pod_resources "
-        "WHERE pod_uid = $1",
-        p, &rows);
-  }));
+  LENS_ASSIGN_OR_RETURN(
+      Rows rows,
+      store::Query(
+          *db_,
+          "SELECT pod_uid, gpu_vendor, gpu_model, gpu_allocated, "
+          "rdma_allocated, "
+          "cpu_millis, memory_bytes, lens_us(updated_at) FROM pod_resources "
+          "WHERE pod_uid = $1",
+          p));
   if (rows.empty()) {
     return NotFoundError("resources of pod '" + std::string(pod_uid) +
                          "' not found");

@@ -97,10 +97,9 @@ StatusOr<StorageRecord> StorageRepository::GetStorage(std::string_view name) {
 }
 
 StatusOr<std::vector<StorageRecord>> StorageRepository::ListStorage() {
-  Rows rows;
-  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute(std::string(kStorageSelect) + " ORDER BY name", {}, &rows);
-  }));
+  LENS_ASSIGN_OR_RETURN(
+      Rows rows,
+      store::Query(*db_, std::string(kStorageSelect) + " ORDER BY name", {}));
   std::vector<StorageRecord> out;
   for (size_t i = 0; i < rows.size(); ++i) out.push_back(ReadStorage(rows, i));
   return out;

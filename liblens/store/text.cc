@@ -172,6 +172,14 @@ Status CheckPage(const PageRequest& page) {
   return OkStatus();
 }
 
+StatusOr<Rows> Query(Database& db, const std::string& sql,
+                     std::span<const Param> params) {
+  Rows rows;
+  LENS_RETURN_IF_ERROR(
+      db.Read([&](Conn& c) { return c.Execute(sql, params, &rows); }));
+  return rows;
+}
+
 StatusOr<Rows> ReadPage(Database& db, const std::string& from_where,
                         const std::string& columns, const std::string& order,
                         const PageRequest& page, Filter filter,

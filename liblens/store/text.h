@@ -92,6 +92,10 @@ class Filter {
   std::vector<Param> params_;
 };
 
+// Runs one read statement in a read transaction and returns its rows.
+StatusOr<Rows> Query(Database& db, const std::string& sql,
+                     std::span<const Param> params);
+
 // Runs "SELECT count(*) FROM <from_where>" and "SELECT <columns> FROM
 // <from_where> ORDER BY <order> LIMIT/OFFSET" in one read transaction.
 StatusOr<Rows> ReadPage(Database& db, const std::string& from_where,

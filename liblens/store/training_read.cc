@@ -31,17 +31,17 @@ IterationRecord ReadIteration(const Rows& r, size_t i) {
 
 StatusOr<std::vector<TrainingRunRecord>> TrainingRepository::ListRuns(
     std::string_view workload_uid) {
-  Rows rows;
   const Param p[] = {workload_uid};
-  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute(
-        "SELECT r.run, r.source, lens_us(r.created_at), MIN(p.iteration), "
-        "MAX(p.iteration), COUNT(p.iteration) FROM training_runs r LEFT JOIN "
-        "training_performance p ON p.workload_uid = r.workload_uid AND "
-        "p.run = r.run WHERE r.workload_uid = $1 GROUP BY r.run, r.source, "
-        "r.created_at ORDER BY r.run",
-        p, &rows);
-  }));
+  LENS_ASSIGN_OR_RETURN(
+      Rows rows,
+      store::Query(
+          *db_,
+          "SELECT r.run, r.source, lens_us(r.created_at), MIN(p.iteration), "
+          "MAX(p.iteration), COUNT(p.iteration) FROM training_runs r LEFT JOIN "
+          "training_performance p ON p.workload_uid = r.workload_uid AND "
+          "p.run = r.run WHERE r.workload_uid = $1 GROUP BY r.run, r.source, "
+          "r.created_at ORDER BY r.run",
+          p));
   std::vector<TrainingRunRecord> out;
   for (size_t i = 0; i < rows.size(); ++i) {
     TrainingRunRecord run;
@@ -90,14 +90,14 @@ StatusOr<Page<IterationRecord>> TrainingRepository::ListIterations(
 
 StatusOr<IterationRecord> TrainingRepository::LatestIteration(
     std::string_view workload_uid) {
-  Rows rows;
   const Param p[] = {workload_uid};
-  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute("SELECT " + std::string(kIterationSelect) +
-                         " FROM training_performance WHERE workload_uid = $1 "
-                         "ORDER BY run DESC, iteration DESC LIMIT 1",
-                     p, &rows);
-  }));
+  LENS_ASSIGN_OR_RETURN(
+      Rows rows,
+      store::Query(*db_,
+                   "SELECT " + std::string(kIterationSelect) +
+                       " FROM training_performance WHERE workload_uid = $1 "
+                       "ORDER BY run DESC, iteration DESC LIMIT 1",
+                   p));
   if (rows.empty()) {
     return NotFoundError("no iterations stored for workload '" +
                          std::string(workload_uid) + "'");
@@ -107,15 +107,15 @@ StatusOr<IterationRecord> TrainingRepository::LatestIteration(
 
 StatusOr<std::vector<TrainingEvent>> TrainingRepository::ListEvents(
     std::string_view workload_uid) {
-  Rows rows;
   const Param p[] = {workload_uid};
-  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute(
-        "SELECT run, event_type, iteration, lens_us(at), duration_s, path, "
-        "format, line FROM workload_events WHERE workload_uid = $1 "
-        "ORDER BY run, line, id",
-        p, &rows);
-  }));
+  LENS_ASSIGN_OR_RETURN(
+      Rows rows,
+      store::Query(
+          *db_,
+          "SELECT run, event_type, iteration, lens_us(at), duration_s, path, "
+          "format, line FROM workload_events WHERE workload_uid = $1 "
+          "ORDER BY run, line, id",
+          p));
   std::vector<TrainingEvent> out;
   for (size_t i = 0; i < rows.size(); ++i) {
     TrainingEvent e;

@@ -82,13 +82,12 @@ Status PodRepository::UpsertWorkloads(std::span<const WorkloadRecord> in) {
 }
 
 StatusOr<WorkloadRecord> PodRepository::GetWorkload(std::string_view uid) {
-  Rows rows;
   const Param p[] = {uid};
-  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute("SELECT " + std::string(kWorkloadSelect) +
-                         " FROM gpu_workloads WHERE uid = $1",
-                     p, &rows);
-  }));
+  LENS_ASSIGN_OR_RETURN(Rows rows,
+                        store::Query(*db_,
+                                     "SELECT " + std::string(kWorkloadSelect) +
+                                         " FROM gpu_workloads WHERE uid = $1",
+                                     p));
   if (rows.empty()) {
     return NotFoundError("workload '" + std::string(uid) + "' not found");
   }
