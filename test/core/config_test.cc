@@ -4,22 +4,33 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace lens {
 namespace {
 
+// Files written by WriteTemp, removed when the test program exits.
+struct TempFiles {
+  ~TempFiles() {
+    for (const std::string& p : paths) std::remove(p.c_str());
+  }
+  std::vector<std::string> paths;
+};
+
 // Writes `content` to a fresh file under the test temp dir and returns its
 // path.
 std::string WriteTemp(const std::string& content) {
-  static int counter = 0;
+  static TempFiles files;
   const std::string path = testing::TempDir() + "lens_config_test_" +
                            std::to_string(::getpid()) + "_" +
-                           std::to_string(counter++) + ".yaml";
+                           std::to_string(files.paths.size()) + ".yaml";
   std::ofstream(path, std::ios::binary) << content;
+  files.paths.push_back(path);
   return path;
 }
 
