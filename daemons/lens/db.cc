@@ -70,6 +70,7 @@ int Run(const DbOptions& opt, bool migrate) {
   StoreOptions so;
   so.migrate = false;
   so.max_connections = 1;
+  so.create_if_missing = migrate;  // status never creates a database
   auto store = Store::Open(opt.url, so);
   StatusOr<SchemaStatus> status =
       store.ok() ? (migrate ? (*store)->Migrate() : (*store)->GetSchemaStatus())

@@ -48,6 +48,9 @@ struct StoreOptions {
   // How long a write keeps retrying while the database is unreachable.
   std::chrono::milliseconds retry_deadline{30000};
   bool migrate = true;  // apply pending migrations on open
+  // SQLite: create the database file when it does not exist (otherwise
+  // Open fails with kNotFound). PostgreSQL databases are never created.
+  bool create_if_missing = true;
 };
 
 struct MigrationInfo {

@@ -24,9 +24,11 @@ std::string RedactUrl(std::string_view url) {
 
 namespace {
 
-StatusOr<std::unique_ptr<Connector>> MakeConnector(std::string_view url) {
+StatusOr<std::unique_ptr<Connector>> MakeConnector(
+    std::string_view url, const StoreOptions& store_options) {
   if (url.starts_with("sqlite://")) {
     LENS_ASSIGN_OR_RETURN(auto options, ParseSqliteUrl(url));
+    options.create = store_options.create_if_missing;
     return MakeSqliteConnector(std::move(options));
   }
   if (url.starts_with("postgresql://") || url.starts_with("postgres://")) {
@@ -43,7 +45,7 @@ StatusOr<std::unique_ptr<Connector>> MakeConnector(std::string_view url) {
 
 StatusOr<std::unique_ptr<Database>> OpenDatabase(std::string_view url,
                                                  const StoreOptions& options) {
-  LENS_ASSIGN_OR_RETURN(auto connector, MakeConnector(url));
+  LENS_ASSIGN_OR_RETURN(auto connector, MakeConnector(url, options));
   RetryOptions retry;
   retry.deadline = options.retry_deadline;
   auto db = std::make_unique<Database>(std::move(connector),

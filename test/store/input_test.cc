@@ -1,5 +1,8 @@
 // Bad input reaches neither SQL errors nor corrupted rows, on both backends.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "lens/store.h"
 #include "store/text.h"
@@ -90,6 +93,15 @@ TEST_P(StoreInput, BadUrlsAreClearAndNeverShowPasswords) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("/nonexistent-dir-xyz/"),
             std::string::npos);
+  StoreOptions no_create;
+  no_create.create_if_missing = false;
+  const std::string missing = "sqlite://" + testing::TempDir() +
+                              "lens-absent-" + std::to_string(::getpid()) +
+                              ".db";
+  s = Store::Open(missing, no_create);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kNotFound) << s.status();
+  EXPECT_FALSE(std::filesystem::exists(missing.substr(9)));
   s = Store::Open("postgresql://lens:hunter2@127.0.0.1:1/lens");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kUnavailable) << s.status();

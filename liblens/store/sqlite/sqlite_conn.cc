@@ -318,9 +318,15 @@ StatusOr<std::unique_ptr<Connector>> MakeSqliteConnector(
     return NotFoundError(Target(options) + ": directory " + dir +
                          " does not exist");
   }
-  if (::stat(options.path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  const bool exists = ::stat(options.path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
     return InvalidArgumentError(Target(options) +
                                 ": is a directory, not a database file");
+  }
+  if (!exists && !options.create) {
+    return NotFoundError(
+        Target(options) +
+        ": no such database file (lens db migrate creates it)");
   }
   return std::unique_ptr<Connector>(
       std::make_unique<SqliteConnector>(std::move(options)));

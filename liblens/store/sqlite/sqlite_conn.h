@@ -16,6 +16,8 @@ struct SqliteOptions {
   // How long a writer waits for another process's write lock before the
   // statement fails with kUnavailable (then the runner retries).
   std::chrono::milliseconds busy_timeout{5000};
+  // False: a missing database file is kNotFound instead of being created.
+  bool create = true;
 };
 
 // Parses "sqlite:///abs/path.db" or "sqlite://relative/path.db" into options.
