@@ -67,16 +67,15 @@ Status CheckContainer(ContainerRecord* c) {
   constexpr std::string_view t = "node_containers";
   LENS_RETURN_IF_ERROR(store::CheckKey(t, "container_id", &c->container_id));
   LENS_RETURN_IF_ERROR(store::CheckKey(t, "node", &c->node));
-  for (auto [field, value] :
-       {std::pair{"runtime_namespace", &c->runtime_namespace},
-        {"pod_uid", &c->pod_uid},
-        {"pod_name", &c->pod_name},
-        {"pod_namespace", &c->pod_namespace},
-        {"container_name", &c->container_name},
-        {"state", &c->state}}) {
-    LENS_RETURN_IF_ERROR(
-        store::CheckText(t, field, value, store::kMaxKeyBytes));
-  }
+  LENS_RETURN_IF_ERROR(
+      store::CheckTexts(t,
+                        {{"runtime_namespace", &c->runtime_namespace},
+                         {"pod_uid", &c->pod_uid},
+                         {"pod_name", &c->pod_name},
+                         {"pod_namespace", &c->pod_namespace},
+                         {"container_name", &c->container_name},
+                         {"state", &c->state}},
+                        store::kMaxKeyBytes));
   LENS_RETURN_IF_ERROR(
       store::CheckText(t, "image", &c->image, store::kMaxTextBytes));
   LENS_RETURN_IF_ERROR(store::CheckJson(t, "labels", &c->labels_json));
@@ -257,9 +256,7 @@ Status ContainerRepository::AddContainerEvents(
   static constexpr store::Column kColumns[] = {
       {"container_id"}, {"event_type"}, {"at", ColumnKind::kTimestamp},
       {"node"},         {"sequence"},   {"detail", ColumnKind::kJson}};
-  return db_->Write([&](Conn& c) {
-    return store::UpsertRows(c, {t, kColumns, 3}, rows).status();
-  });
+  return store::WriteRows(*db_, {t, kColumns, 3}, rows);
 }
 
 StatusOr<Page<ContainerEventRecord>> ContainerRepository::ListContainerEvents(
@@ -267,8 +264,7 @@ StatusOr<Page<ContainerEventRecord>> ContainerRepository::ListContainerEvents(
   LENS_RETURN_IF_ERROR(store::CheckPage(page_request));
   store::Filter f;
   f.AddIf(!container_id.empty(), "container_id = ?", container_id);
-  f.AddIf(range.from.has_value(), "at >= lens_ts(?)", store::OptUs(range.from));
-  f.AddIf(range.to.has_value(), "at < lens_ts(?)", store::OptUs(range.to));
+  f.AddRange("at", range);
   Page<ContainerEventRecord> page{
       {}, 0, page_request.page_num, page_request.page_size};
   LENS_ASSIGN_OR_RETURN(

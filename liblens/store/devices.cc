@@ -174,14 +174,13 @@ StatusOr<DeviceSyncResult> NodeRepository::SyncGpuDevices(
   std::map<std::string, std::string> wanted;
   std::vector<std::vector<Param>> rows;
   for (GpuDeviceRecord& g : gpus) {
-    for (auto [field, value] : {std::pair{"vendor", &g.vendor},
-                                {"model", &g.model},
-                                {"serial", &g.serial},
-                                {"uuid", &g.uuid},
-                                {"bdf", &g.bdf}}) {
-      LENS_RETURN_IF_ERROR(
-          store::CheckText(t, field, value, store::kMaxKeyBytes));
-    }
+    LENS_RETURN_IF_ERROR(store::CheckTexts(t,
+                                           {{"vendor", &g.vendor},
+                                            {"model", &g.model},
+                                            {"serial", &g.serial},
+                                            {"uuid", &g.uuid},
+                                            {"bdf", &g.bdf}},
+                                           store::kMaxKeyBytes));
     if (g.gpu_index < 0) {
       return InvalidArgumentError("gpu_devices.gpu_index: must be >= 0, got " +
                                   std::to_string(g.gpu_index));
@@ -219,14 +218,13 @@ StatusOr<DeviceSyncResult> NodeRepository::SyncRdmaDevices(
   std::map<std::string, std::string> wanted;
   for (RdmaDeviceRecord& d : devs) {
     LENS_RETURN_IF_ERROR(store::CheckKey(t, "name", &d.name));
-    for (auto [field, value] : {std::pair{"node_guid", &d.node_guid},
-                                {"fw_version", &d.fw_version},
-                                {"board_id", &d.board_id},
-                                {"bdf", &d.bdf},
-                                {"netdev", &d.netdev}}) {
-      LENS_RETURN_IF_ERROR(
-          store::CheckText(t, field, value, store::kMaxKeyBytes));
-    }
+    LENS_RETURN_IF_ERROR(store::CheckTexts(t,
+                                           {{"node_guid", &d.node_guid},
+                                            {"fw_version", &d.fw_version},
+                                            {"board_id", &d.board_id},
+                                            {"bdf", &d.bdf},
+                                            {"netdev", &d.netdev}},
+                                           store::kMaxKeyBytes));
     if (!wanted.emplace(d.name, d.node_guid).second) {
       return InvalidArgumentError("rdma_devices: device " + d.name +
                                   " appears twice for node " + node);
@@ -294,8 +292,7 @@ StatusOr<Page<DeviceChangeRecord>> NodeRepository::ListDeviceChanges(
   LENS_RETURN_IF_ERROR(store::CheckPage(page_request));
   store::Filter f;
   f.AddIf(!node.empty(), "node = ?", node);
-  f.AddIf(range.from.has_value(), "at >= lens_ts(?)", store::OptUs(range.from));
-  f.AddIf(range.to.has_value(), "at < lens_ts(?)", store::OptUs(range.to));
+  f.AddRange("at", range);
   Page<DeviceChangeRecord> page{
       {}, 0, page_request.page_num, page_request.page_size};
   LENS_ASSIGN_OR_RETURN(

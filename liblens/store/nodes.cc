@@ -38,17 +38,17 @@ NodeRecord ReadNode(const Rows& r, size_t i) {
 Status CheckNode(NodeRecord* n) {
   constexpr std::string_view t = "nodes";
   LENS_RETURN_IF_ERROR(store::CheckKey(t, "name", &n->name));
-  for (auto [field, value] : {std::pair{"address", &n->address},
-                              {"status", &n->status},
-                              {"gpu_vendor", &n->gpu_vendor},
-                              {"gpu_model", &n->gpu_model},
-                              {"cpu_model", &n->cpu_model},
-                              {"kernel_version", &n->kernel_version},
-                              {"os_image", &n->os_image},
-                              {"driver_version", &n->driver_version}}) {
-    LENS_RETURN_IF_ERROR(
-        store::CheckText(t, field, value, store::kMaxTextBytes));
-  }
+  LENS_RETURN_IF_ERROR(
+      store::CheckTexts(t,
+                        {{"address", &n->address},
+                         {"status", &n->status},
+                         {"gpu_vendor", &n->gpu_vendor},
+                         {"gpu_model", &n->gpu_model},
+                         {"cpu_model", &n->cpu_model},
+                         {"kernel_version", &n->kernel_version},
+                         {"os_image", &n->os_image},
+                         {"driver_version", &n->driver_version}},
+                        store::kMaxTextBytes));
   LENS_RETURN_IF_ERROR(store::CheckJson(t, "labels", &n->labels_json));
   return store::CheckTimes(t, &n->created_at, n->updated_at);
 }
@@ -90,11 +90,8 @@ Status NodeRepository::UpsertNode(const NodeRecord& in) {
                                   n.labels_json,
                                   store::Us(n.created_at),
                                   store::Us(n.updated_at)};
-  return db_->Write([&](Conn& c) -> Status {
-    return store::UpsertRows(c, {"nodes", kColumns, 1, kKeep},
-                             std::span(&row, 1))
-        .status();
-  });
+  return store::WriteRows(*db_, {"nodes", kColumns, 1, kKeep},
+                          std::span(&row, 1));
 }
 
 StatusOr<NodeRecord> NodeRepository::GetNode(std::string_view name) {

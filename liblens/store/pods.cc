@@ -54,13 +54,12 @@ Status CheckPod(PodRecord* p) {
   LENS_RETURN_IF_ERROR(store::CheckKey(t, "uid", &p->uid));
   LENS_RETURN_IF_ERROR(store::CheckKey(t, "name", &p->name));
   LENS_RETURN_IF_ERROR(store::CheckKey(t, "namespace", &p->namespace_name));
-  for (auto [field, value] : {std::pair{"node", &p->node},
-                              {"phase", &p->phase},
-                              {"owner_uid", &p->owner_uid},
-                              {"ip", &p->ip}}) {
-    LENS_RETURN_IF_ERROR(
-        store::CheckText(t, field, value, store::kMaxKeyBytes));
-  }
+  LENS_RETURN_IF_ERROR(store::CheckTexts(t,
+                                         {{"node", &p->node},
+                                          {"phase", &p->phase},
+                                          {"owner_uid", &p->owner_uid},
+                                          {"ip", &p->ip}},
+                                         store::kMaxKeyBytes));
   LENS_RETURN_IF_ERROR(store::CheckJson(t, "labels", &p->labels_json));
   return store::CheckTimes(t, &p->created_at, p->updated_at);
 }
@@ -79,10 +78,7 @@ Status PodRepository::UpsertPods(std::span<const PodRecord> in) {
                     store::Us(p.updated_at)});
   }
   static constexpr std::string_view kKeep[] = {"created_at"};
-  return db_->Write([&](Conn& c) {
-    return store::UpsertRows(c, {"gpu_pods", kPodColumns, 1, kKeep}, rows)
-        .status();
-  });
+  return store::WriteRows(*db_, {"gpu_pods", kPodColumns, 1, kKeep}, rows);
 }
 
 StatusOr<PodRecord> PodRepository::GetPod(std::string_view uid) {
@@ -111,10 +107,7 @@ StatusOr<Page<PodRecord>> PodRepository::ListPods(const PodQuery& q) {
   f.AddIf(!q.node.empty(), "node = ?", q.node);
   f.AddIf(!q.owner_uid.empty(), "owner_uid = ?", q.owner_uid);
   f.AddIf(q.running.has_value(), "running = ?", q.running.value_or(false));
-  f.AddIf(q.created.from.has_value(), "created_at >= lens_ts(?)",
-          store::OptUs(q.created.from));
-  f.AddIf(q.created.to.has_value(), "created_at < lens_ts(?)",
-          store::OptUs(q.created.to));
+  f.AddRange("created_at", q.created);
   Page<PodRecord> page{{}, 0, q.page.page_num, q.page.page_size};
   LENS_ASSIGN_OR_RETURN(
       Rows rows,
@@ -159,9 +152,7 @@ Status PodRepository::AddPodEvents(std::span<const PodEventRecord> in) {
                                                {"at", ColumnKind::kTimestamp},
                                                {"phase"},
                                                {"restart_count"}};
-  return db_->Write([&](Conn& c) {
-    return store::UpsertRows(c, {t, kColumns, 3}, rows).status();
-  });
+  return store::WriteRows(*db_, {t, kColumns, 3}, rows);
 }
 
 StatusOr<std::vector<PodEventRecord>> PodRepository::ListPodEvents(
@@ -267,9 +258,7 @@ Status PodRepository::UpsertPodResources(
       {"gpu_model"},      {"gpu_allocated"},
       {"rdma_allocated"}, {"cpu_millis"},
       {"memory_bytes"},   {"updated_at", ColumnKind::kTimestamp}};
-  return db_->Write([&](Conn& c) {
-    return store::UpsertRows(c, {t, kColumns, 1}, rows).status();
-  });
+  return store::WriteRows(*db_, {t, kColumns, 1}, rows);
 }
 
 StatusOr<PodResourcesRecord> PodRepository::GetPodResources(

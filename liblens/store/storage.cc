@@ -69,9 +69,7 @@ Status StorageRepository::UpsertStorage(const StorageRecord& in) {
       {"updated_at", ColumnKind::kTimestamp}};
   const std::vector<Param> row = {s.name, s.kind, s.status, s.config_json,
                                   store::Us(s.updated_at)};
-  return db_->Write([&](Conn& c) {
-    return store::UpsertRows(c, {t, kColumns, 1}, std::span(&row, 1)).status();
-  });
+  return store::WriteRows(*db_, {t, kColumns, 1}, std::span(&row, 1));
 }
 
 namespace {

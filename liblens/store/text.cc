@@ -73,6 +73,16 @@ Status CheckText(std::string_view table, std::string_view field, std::string* s,
   return OkStatus();
 }
 
+Status CheckTexts(
+    std::string_view table,
+    std::initializer_list<std::pair<std::string_view, std::string*>> fields,
+    size_t max_bytes) {
+  for (const auto& [field, value] : fields) {
+    LENS_RETURN_IF_ERROR(CheckText(table, field, value, max_bytes));
+  }
+  return OkStatus();
+}
+
 Status CheckKey(std::string_view table, std::string_view field,
                 std::string* s) {
   if (s->empty()) {
@@ -170,6 +180,11 @@ Status CheckPage(const PageRequest& page) {
                                 std::to_string(page.page_size));
   }
   return OkStatus();
+}
+
+Status WriteRows(Database& db, const UpsertSpec& spec,
+                 std::span<const std::vector<Param>> rows) {
+  return db.Write([&](Conn& c) { return UpsertRows(c, spec, rows).status(); });
 }
 
 StatusOr<Rows> Query(Database& db, const std::string& sql,

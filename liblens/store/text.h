@@ -30,6 +30,11 @@ bool SanitizeUtf8(std::string* s);
 // value of N bytes exceeds the limit of M".
 Status CheckText(std::string_view table, std::string_view field, std::string* s,
                  size_t max_bytes);
+// CheckText for several fields of one row: {"field", &value} pairs.
+Status CheckTexts(
+    std::string_view table,
+    std::initializer_list<std::pair<std::string_view, std::string*>> fields,
+    size_t max_bytes);
 // The same, and the value must not be empty.
 Status CheckKey(std::string_view table, std::string_view field, std::string* s);
 // Checks that `*s` is a JSON object or array of at most max_bytes ("" becomes
@@ -59,6 +64,11 @@ StatusOr<std::string> OrderBy(std::string_view what, const Sort& sort,
                               std::initializer_list<SortKey> allowed);
 Status CheckPage(const PageRequest& page);
 
+inline int64_t Us(Timestamp t) { return t.time_since_epoch().count(); }
+inline Timestamp FromUs(int64_t us) {
+  return Timestamp(std::chrono::microseconds(us));
+}
+
 // A WHERE clause built from optional filters. Each "?" of a condition binds
 // the condition's value as the next $N.
 class Filter {
@@ -77,6 +87,11 @@ class Filter {
   void AddIf(bool when, std::string_view condition, Param value) {
     if (when) Add(condition, value);
   }
+  // `column` within [range.from, range.to), each end when set.
+  void AddRange(const std::string& column, const TimeRange& range) {
+    if (range.from) Add(column + " >= lens_ts(?)", Us(*range.from));
+    if (range.to) Add(column + " < lens_ts(?)", Us(*range.to));
+  }
   const std::string& sql() const { return sql_; }
   std::vector<Param>& params() { return params_; }
   // " LIMIT $a OFFSET $b" for `page`, appending its two parameters.
@@ -92,6 +107,10 @@ class Filter {
   std::vector<Param> params_;
 };
 
+// Upserts `rows` in one write transaction (see UpsertRows).
+Status WriteRows(Database& db, const UpsertSpec& spec,
+                 std::span<const std::vector<Param>> rows);
+
 // Runs one read statement in a read transaction and returns its rows.
 StatusOr<Rows> Query(Database& db, const std::string& sql,
                      std::span<const Param> params);
@@ -102,10 +121,6 @@ StatusOr<Rows> ReadPage(Database& db, const std::string& from_where,
                         const std::string& columns, const std::string& order,
                         const PageRequest& page, Filter filter, int64_t* total);
 
-inline int64_t Us(Timestamp t) { return t.time_since_epoch().count(); }
-inline Timestamp FromUs(int64_t us) {
-  return Timestamp(std::chrono::microseconds(us));
-}
 inline Param OptUs(const std::optional<Timestamp>& t) {
   return t ? Param(Us(*t)) : Param();
 }

@@ -74,9 +74,7 @@ StatusOr<Page<IterationRecord>> TrainingRepository::ListIterations(
           q.min_iteration.value_or(0));
   f.AddIf(q.max_iteration.has_value(), "iteration <= ?",
           q.max_iteration.value_or(0));
-  f.AddIf(q.time.from.has_value(), "ts >= lens_ts(?)",
-          store::OptUs(q.time.from));
-  f.AddIf(q.time.to.has_value(), "ts < lens_ts(?)", store::OptUs(q.time.to));
+  f.AddRange("ts", q.time);
   Page<IterationRecord> page{{}, 0, q.page.page_num, q.page.page_size};
   LENS_ASSIGN_OR_RETURN(
       Rows rows, store::ReadPage(*db_, "training_performance" + f.sql(),

@@ -38,13 +38,12 @@ Status CheckWorkload(WorkloadRecord* w) {
   LENS_RETURN_IF_ERROR(store::CheckKey(t, "uid", &w->uid));
   LENS_RETURN_IF_ERROR(store::CheckKey(t, "name", &w->name));
   LENS_RETURN_IF_ERROR(store::CheckKey(t, "namespace", &w->namespace_name));
-  for (auto [field, value] : {std::pair{"api_version", &w->api_version},
-                              {"kind", &w->kind},
-                              {"parent_uid", &w->parent_uid},
-                              {"status", &w->status}}) {
-    LENS_RETURN_IF_ERROR(
-        store::CheckText(t, field, value, store::kMaxKeyBytes));
-  }
+  LENS_RETURN_IF_ERROR(store::CheckTexts(t,
+                                         {{"api_version", &w->api_version},
+                                          {"kind", &w->kind},
+                                          {"parent_uid", &w->parent_uid},
+                                          {"status", &w->status}},
+                                         store::kMaxKeyBytes));
   LENS_RETURN_IF_ERROR(store::CheckJson(t, "labels", &w->labels_json));
   return store::CheckTimes(t, &w->created_at, w->updated_at);
 }
@@ -75,10 +74,7 @@ Status PodRepository::UpsertWorkloads(std::span<const WorkloadRecord> in) {
       {"ended_at", ColumnKind::kTimestamp},
       {"updated_at", ColumnKind::kTimestamp}};
   static constexpr std::string_view kKeep[] = {"created_at"};
-  return db_->Write([&](Conn& c) {
-    return store::UpsertRows(c, {"gpu_workloads", kColumns, 1, kKeep}, rows)
-        .status();
-  });
+  return store::WriteRows(*db_, {"gpu_workloads", kColumns, 1, kKeep}, rows);
 }
 
 StatusOr<WorkloadRecord> PodRepository::GetWorkload(std::string_view uid) {
@@ -109,10 +105,7 @@ StatusOr<Page<WorkloadRecord>> PodRepository::ListWorkloads(
   f.AddIf(!q.status.empty(), "status = ?", q.status);
   f.AddIf(q.parent_uid.has_value(), "parent_uid = ?",
           q.parent_uid ? Param(std::string_view(*q.parent_uid)) : Param());
-  f.AddIf(q.created.from.has_value(), "created_at >= lens_ts(?)",
-          store::OptUs(q.created.from));
-  f.AddIf(q.created.to.has_value(), "created_at < lens_ts(?)",
-          store::OptUs(q.created.to));
+  f.AddRange("created_at", q.created);
   Page<WorkloadRecord> page{{}, 0, q.page.page_num, q.page.page_size};
   LENS_ASSIGN_OR_RETURN(
       Rows rows, store::ReadPage(*db_, "gpu_workloads" + f.sql(),
@@ -139,9 +132,7 @@ Status PodRepository::LinkPods(
   }
   static constexpr store::Column kColumns[] = {
       {"workload_uid"}, {"pod_uid"}, {"created_at", ColumnKind::kTimestamp}};
-  return db_->Write([&](Conn& c) {
-    return store::UpsertRows(c, {t, kColumns, 2, {}, true}, rows).status();
-  });
+  return store::WriteRows(*db_, {t, kColumns, 2, {}, true}, rows);
 }
 
 }  // namespace lens
