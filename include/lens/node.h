@@ -1,0 +1,95 @@
+// Facts about the node itself: kernel, OS, CPU, memory, GPU driver versions,
+// and ephemeral storage per pod and node as the kubelet reports it.
+#ifndef LENS_NODE_H_
+#define LENS_NODE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lens/export.h"
+#include "lens/host.h"
+#include "lens/status.h"
+
+namespace lens {
+
+// Plain value; empty strings / nullopt mean "not reported".
+struct LENS_EXPORT NodeFacts {
+  std::string hostname;          // procfs sys/kernel/hostname
+  std::string kernel_release;    // sys/kernel/osrelease: "6.1.0-18-amd64"
+  std::string kernel_version;    // sys/kernel/version: "#1 SMP ... Debian ..."
+  std::string os_name;           // os-release PRETTY_NAME
+  std::string os_id;             // os-release ID: "debian", "ubuntu"
+  std::string os_version_id;     // os-release VERSION_ID: "12"
+  std::string cpu_model;         // cpuinfo "model name"
+  int cpu_count = 0;             // logical CPUs (cpuinfo processor entries)
+  std::optional<int> cpu_sockets;            // distinct "physical id"
+  std::optional<uint64_t> memory_total_bytes;      // meminfo MemTotal
+  std::optional<uint64_t> memory_available_bytes;  // meminfo MemAvailable
+  std::string amdgpu_driver_version;  // sysfs module/amdgpu/version
+  std::string nvidia_driver_version;  // procfs driver/nvidia/version (or NVML)
+  std::optional<double> uptime_seconds;            // procfs uptime
+  bool operator==(const NodeFacts&) const = default;
+};
+
+// Reads the facts from procfs and sysfs. os-release is read from
+// "<procfs>/1/root/etc/os-release" (the host's, also from inside a container
+// with the host's /proc), falling back to /etc/os-release when procfs is
+// "/proc". Errors: NotFound when procfs has neither cpuinfo nor meminfo (not
+// a procfs); a single missing file leaves its fields empty.
+LENS_EXPORT StatusOr<NodeFacts> ReadNodeFacts(const HostRoots& roots);
+
+// Ephemeral storage as the kubelet's /stats/summary reports it.
+struct LENS_EXPORT PodEphemeralStorage {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+  std::optional<uint64_t> used_bytes;
+  std::optional<uint64_t> capacity_bytes;
+  std::optional<uint64_t> available_bytes;
+  bool operator==(const PodEphemeralStorage&) const = default;
+};
+struct LENS_EXPORT NodeEphemeralStorage {
+  std::string node_name;
+  // The node's root filesystem (node.fs).
+  std::optional<uint64_t> capacity_bytes;
+  std::optional<uint64_t> used_bytes;
+  std::optional<uint64_t> available_bytes;
+  std::vector<PodEphemeralStorage> pods;  // sorted by namespace, name
+  bool operator==(const NodeEphemeralStorage&) const = default;
+};
+
+// Parses a kubelet /stats/summary document (the summary API v1alpha1 JSON).
+// Errors: InvalidArgument with the JSON error offset or the field that has
+// the wrong type ("pods[3].ephemeral-storage.usedBytes: expected a number").
+LENS_EXPORT StatusOr<NodeEphemeralStorage> ParseKubeletStatsSummary(
+    std::string_view json);
+
+// How to reach a kubelet.
+struct LENS_EXPORT KubeletOptions {
+  // Base URL: "https://10.0.0.5:10250" or "http://127.0.0.1:10255".
+  std::string url;
+  // Bearer token file (a service account token); empty: no Authorization.
+  std::string token_file;
+  // CA bundle for https; empty: system CAs. insecure_skip_verify disables
+  // verification (the kubelet's self-signed certificate).
+  std::string ca_file;
+  bool insecure_skip_verify = false;
+  std::chrono::milliseconds timeout{5000};
+  // Responses larger than this are refused (ResourceExhausted).
+  uint64_t max_response_bytes = uint64_t{64} << 20;
+};
+
+// GETs `path` ("/stats/summary") from the kubelet. Errors: Unavailable
+// (connection, TLS, timeout; message names the URL), PermissionDenied (401,
+// 403), Unknown for other non-2xx statuses (with the status and the start of
+// the body).
+LENS_EXPORT StatusOr<std::string> KubeletGet(const KubeletOptions& options,
+                                             std::string_view path);
+
+}  // namespace lens
+
+#endif  // LENS_NODE_H_
