@@ -17,4 +17,5 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/lensConfigVersion.cmake"
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/lensConfig.cmake" "${PROJECT_BINARY_DIR}/lensConfigVersion.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/LensPqxx.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/LensHttplib.cmake"
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens)

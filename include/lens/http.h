@@ -1,0 +1,124 @@
+// The HTTP server every Lens daemon serves from: exact-path routes, optional
+// bearer-token auth and TLS, request size limits, and the REST envelope
+// helpers of the wire format ({"code":0,"data":...,"message":"success"} with
+// real HTTP status codes).
+//
+//   lens::HttpServerOptions options;
+//   options.listen = "127.0.0.1:0";          // port 0: pick a free port
+//   auto server = lens::HttpServer::Create(options);
+//   (*server)->Handle("GET", "/healthz", [](const lens::HttpRequest&,
+//                                           lens::HttpResponse* r) {
+//     r->body = "ok\n";
+//   });
+//   lens::Status st = (*server)->Start();    // serves on its own threads
+//   ... (*server)->Stop();
+#ifndef LENS_HTTP_H_
+#define LENS_HTTP_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lens/export.h"
+#include "lens/status.h"
+
+namespace lens {
+
+// One request, as handlers see it. Header names are lower case.
+struct LENS_EXPORT HttpRequest {
+  std::string method;
+  std::string path;
+  std::multimap<std::string, std::string> query;
+  std::multimap<std::string, std::string> headers;
+  std::string body;
+  std::string remote_addr;
+
+  // The first value of query parameter `name`, or `fallback`.
+  std::string Query(std::string_view name,
+                    std::string_view fallback = {}) const;
+  // The first value of header `name` (any case), or empty.
+  std::string Header(std::string_view name) const;
+};
+
+// What a handler fills in. Defaults: 200, JSON.
+struct LENS_EXPORT HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// Called on one of the server's worker threads, possibly concurrently with
+// other requests: handlers must be thread-safe. An exception escaping a
+// handler becomes a 500 with the envelope.
+using HttpHandler = std::function<void(const HttpRequest&, HttpResponse*)>;
+
+struct LENS_EXPORT HttpServerOptions {
+  // "host:port", ":port" (all interfaces) or "[v6]:port"; port 0 picks a free
+  // one (see HttpServer::port()).
+  std::string listen = "0.0.0.0:8080";
+  // When not empty, every route except `public_paths` requires
+  // "Authorization: Bearer <token>" (compared in constant time); otherwise 401
+  // with WWW-Authenticate: Bearer.
+  std::string bearer_token;
+  std::vector<std::string> public_paths = {"/healthz"};
+  // PEM files; both set: HTTPS. One without the other is InvalidArgument.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // Larger request bodies get 413.
+  size_t max_body_bytes = size_t{1} << 20;
+  std::chrono::seconds read_timeout{10};
+  std::chrono::seconds write_timeout{10};
+  // Worker threads.
+  int threads = 4;
+
+  // InvalidArgument naming the field.
+  Status Validate() const;
+};
+
+// Thread-safe: Handle() before Start(); Stop() from any thread (also from a
+// signal-watching thread), idempotent; the destructor stops.
+class LENS_EXPORT HttpServer {
+ public:
+  // Validates options and binds the listening socket (so the port is known and
+  // in use when this returns). Errors: InvalidArgument (options, TLS files that
+  // do not load), Unavailable (address in use, cannot bind; names the address).
+  static StatusOr<std::unique_ptr<HttpServer>> Create(
+      const HttpServerOptions& options);
+  virtual ~HttpServer();
+
+  // Routes `method` + exact `path` to `handler`. Other methods on a known path
+  // get 405, unknown paths 404 (both with the envelope).
+  virtual void Handle(std::string method, std::string path,
+                      HttpHandler handler) = 0;
+  // Starts serving on background threads.
+  virtual Status Start() = 0;
+  // Stops accepting, finishes in-flight requests, joins threads.
+  virtual void Stop() = 0;
+
+  // The bound port (useful with port 0).
+  virtual int port() const = 0;
+  // "http://127.0.0.1:8989" / "https://..." with the bound host and port (a
+  // wildcard host is shown as 127.0.0.1).
+  virtual std::string url() const = 0;
+};
+
+// Envelope helpers (wire format of DESIGN.md).
+// {"code":0,"data":<data_json>,"message":"success"} with status 200.
+LENS_EXPORT void RespondData(std::string_view data_json, HttpResponse* out);
+// {"code":<http_status>,"data":null,"message":"<message>"} with that status.
+LENS_EXPORT void RespondError(int http_status, std::string_view message,
+                              HttpResponse* out);
+// Maps a Status to the HTTP status (NotFound 404, InvalidArgument 400,
+// PermissionDenied 403, Unauthenticated 401, Unavailable 503, ... 500) and
+// responds with the envelope.
+LENS_EXPORT void RespondStatus(const Status& status, HttpResponse* out);
+
+}  // namespace lens
+
+#endif  // LENS_HTTP_H_

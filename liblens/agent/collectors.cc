@@ -1,0 +1,232 @@
+// The built-in collectors: GPU, RDMA, node facts, kubelet.
+#include <algorithm>
+
+#include "agent/gpu_allocation.h"
+#include "lens/log.h"
+#include "lens/node_agent.h"
+
+namespace lens {
+
+Collector::~Collector() = default;
+
+Status CollectorRegistry::Add(std::unique_ptr<Collector> collector) {
+  if (!collector)
+    return InvalidArgumentError("collector registry: null collector");
+  for (const auto& c : collectors_) {
+    if (c->name() == collector->name()) {
+      return InvalidArgumentError("collector registry: duplicate collector \"" +
+                                  std::string(collector->name()) + "\"");
+    }
+  }
+  collectors_.push_back(std::move(collector));
+  return OkStatus();
+}
+
+namespace {
+
+// GPUs of several sources, concatenated in source order and renumbered.
+class GpuCollector final : public Collector {
+ public:
+  GpuCollector(HostRoots roots, std::vector<std::unique_ptr<GpuSource>> sources)
+      : roots_(std::move(roots)) {
+    for (auto& s : sources) {
+      SourceState state;
+      state.source = std::move(s);
+      sources_.push_back(std::move(state));
+    }
+  }
+  std::string_view name() const override { return "gpu"; }
+
+  Status Collect(NodeSnapshot* next, bool* rescanned) override {
+    bool changed = false;
+    for (SourceState& s : sources_) {
+      StatusOr<std::string> token = s.source->DeviceSetToken();
+      if (!s.scanned || !token.ok() || *token != s.token) {
+        LENS_ASSIGN_OR_RETURN(s.infos, s.source->Scan());
+        s.token = token.ok() ? *token : std::string();
+        s.scanned = token.ok();
+        changed = true;
+      }
+    }
+    if (changed || next->gpus.empty() != AllEmpty()) Rebuild(next);
+    *rescanned = changed;
+    next->gpu_samples.resize(next->gpus.size());
+    size_t offset = 0;
+    Status first_error;
+    for (SourceState& s : sources_) {
+      if (s.infos.empty()) continue;
+      Status st = s.source->Sample(&s.samples);
+      if (!st.ok()) {
+        s.scanned =
+            false;  // rescan next cycle: the device set may have changed
+        if (first_error.ok())
+          first_error = st.WithContext(std::string(s.source->name()));
+      }
+      for (size_t i = 0;
+           i < s.infos.size() && offset + i < next->gpu_samples.size(); ++i) {
+        next->gpu_samples[offset + i] =
+            i < s.samples.size() ? s.samples[i] : GpuSample{};
+      }
+      offset += s.infos.size();
+    }
+    return first_error;
+  }
+
+ private:
+  struct SourceState {
+    std::unique_ptr<GpuSource> source;
+    bool scanned = false;
+    std::string token;
+    std::vector<GpuInfo> infos;
+    std::vector<GpuSample> samples;
+  };
+
+  bool AllEmpty() const {
+    return std::all_of(sources_.begin(), sources_.end(),
+                       [](const SourceState& s) { return s.infos.empty(); });
+  }
+
+  void Rebuild(NodeSnapshot* next) {
+    next->gpus.clear();
+    for (const SourceState& s : sources_) {
+      next->gpus.insert(next->gpus.end(), s.infos.begin(), s.infos.end());
+    }
+    for (size_t i = 0; i < next->gpus.size(); ++i)
+      next->gpus[i].index = static_cast<int>(i);
+    StatusOr<std::vector<DriMapping>> dri = ReadDriMapping(roots_);
+    next->dri = dri.ok() ? std::move(*dri) : std::vector<DriMapping>{};
+  }
+
+  HostRoots roots_;
+  std::vector<SourceState> sources_;
+};
+
+class RdmaCollector final : public Collector {
+ public:
+  explicit RdmaCollector(const HostRoots& roots) : reader_(roots) {}
+  std::string_view name() const override { return "rdma"; }
+
+  Status Collect(NodeSnapshot* next, bool* rescanned) override {
+    StatusOr<std::string> token = reader_.DeviceSetToken();
+    *rescanned = false;
+    if (!scanned_ || !token.ok() || *token != token_) {
+      LENS_ASSIGN_OR_RETURN(next->rdma_devices, reader_.Scan());
+      token_ = token.ok() ? *token : std::string();
+      scanned_ = token.ok();
+      *rescanned = true;
+    }
+    if (next->rdma_devices.empty()) {
+      next->rdma_ports.clear();
+      return OkStatus();
+    }
+    Status st = reader_.Sample(&next->rdma_ports);
+    if (!st.ok()) scanned_ = false;
+    return st;
+  }
+
+ private:
+  RdmaReader reader_;
+  bool scanned_ = false;
+  std::string token_;
+};
+
+class NodeFactsCollector final : public Collector {
+ public:
+  NodeFactsCollector(HostRoots roots, std::chrono::milliseconds interval)
+      : roots_(std::move(roots)), interval_(interval) {}
+  std::string_view name() const override { return "node"; }
+  std::chrono::milliseconds min_interval() const override { return interval_; }
+  Status Collect(NodeSnapshot* next, bool* rescanned) override {
+    *rescanned = false;
+    LENS_ASSIGN_OR_RETURN(NodeFacts facts, ReadNodeFacts(roots_));
+    next->facts = std::move(facts);
+    return OkStatus();
+  }
+
+ private:
+  HostRoots roots_;
+  std::chrono::milliseconds interval_;
+};
+
+class KubeletCollector final : public Collector {
+ public:
+  KubeletCollector(KubeletOptions options, std::chrono::milliseconds interval)
+      : options_(std::move(options)), interval_(interval) {}
+  std::string_view name() const override { return "kubelet"; }
+  std::chrono::milliseconds min_interval() const override { return interval_; }
+  Status Collect(NodeSnapshot* next, bool* rescanned) override {
+    *rescanned = false;
+    Status storage = CollectStorage(next);
+    Status allocation = CollectAllocation(next);
+    return storage.ok() ? allocation : storage;
+  }
+
+ private:
+  Status CollectStorage(NodeSnapshot* next) {
+    LENS_ASSIGN_OR_RETURN(std::string body,
+                          KubeletGet(options_, "/stats/summary"));
+    LENS_ASSIGN_OR_RETURN(NodeEphemeralStorage storage,
+                          ParseKubeletStatsSummary(body));
+    next->ephemeral_storage = std::move(storage);
+    return OkStatus();
+  }
+  Status CollectAllocation(NodeSnapshot* next) {
+    LENS_ASSIGN_OR_RETURN(std::string body, KubeletGet(options_, "/pods"));
+    LENS_ASSIGN_OR_RETURN(GpuAllocation allocation,
+                          agent::ParseKubeletPodsGpuAllocation(body));
+    next->gpu_allocation = allocation;
+    return OkStatus();
+  }
+
+  KubeletOptions options_;
+  std::chrono::milliseconds interval_;
+};
+
+}  // namespace
+
+std::unique_ptr<Collector> NewGpuCollector(
+    const HostRoots& roots, std::vector<std::unique_ptr<GpuSource>> sources) {
+  return std::make_unique<GpuCollector>(roots, std::move(sources));
+}
+
+std::unique_ptr<Collector> NewRdmaCollector(const HostRoots& roots) {
+  return std::make_unique<RdmaCollector>(roots);
+}
+
+std::unique_ptr<Collector> NewNodeFactsCollector(
+    const HostRoots& roots, std::chrono::milliseconds interval) {
+  return std::make_unique<NodeFactsCollector>(roots, interval);
+}
+
+std::unique_ptr<Collector> NewKubeletCollector(
+    const KubeletOptions& kubelet, std::chrono::milliseconds interval) {
+  return std::make_unique<KubeletCollector>(kubelet, interval);
+}
+
+CollectorRegistry DefaultNodeCollectors(const NodeAgentOptions& options) {
+  CollectorRegistry registry;
+  std::vector<std::unique_ptr<GpuSource>> sources;
+  if (options.amd_gpus) sources.push_back(NewAmdGpuSysfsSource(options.roots));
+  if (options.nvidia_gpus) {
+    StatusOr<std::unique_ptr<GpuSource>> nvml = NewNvmlGpuSource();
+    if (nvml.ok()) {
+      sources.push_back(std::move(*nvml));
+    } else {
+      LENS_LOG(DEBUG).Field("reason", nvml.status().message())
+          << "NVML not used";
+    }
+  }
+  // Names are unique here, so Add cannot fail.
+  if (!sources.empty())
+    (void)registry.Add(NewGpuCollector(options.roots, std::move(sources)));
+  if (options.rdma) (void)registry.Add(NewRdmaCollector(options.roots));
+  (void)registry.Add(
+      NewNodeFactsCollector(options.roots, options.node_facts_interval));
+  if (!options.kubelet.url.empty()) {
+    (void)registry.Add(
+        NewKubeletCollector(options.kubelet, options.kubelet_interval));
+  }
+  return registry;
+}
+
+}  // namespace lens

@@ -1,0 +1,80 @@
+// Writes Prometheus text exposition straight from values (no registry
+// lookups): the node agent renders each snapshot this way, family by family.
+#ifndef LENS_AGENT_METRIC_WRITER_H_
+#define LENS_AGENT_METRIC_WRITER_H_
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "lens/metrics.h"
+
+namespace lens::agent {
+
+using Label = std::pair<std::string_view, std::string_view>;
+
+class MetricWriter {
+ public:
+  explicit MetricWriter(std::string* out) : out_(out) {}
+
+  // Starts a family; its HELP/TYPE lines are written with its first sample
+  // (a family without samples leaves no trace).
+  void Family(std::string_view name, std::string_view help,
+              std::string_view type) {
+    name_ = name;
+    help_ = help;
+    type_ = type;
+    header_written_ = false;
+  }
+  // One sample of the current family, label values escaped.
+  void Sample(std::initializer_list<Label> labels, double value) {
+    SampleNamed(name_, labels, value);
+  }
+  // One sample with a name other than the family's (histogram parts).
+  void SampleNamed(std::string_view name, std::initializer_list<Label> labels,
+                   double value) {
+    if (!header_written_) WriteHeader();
+    out_->append(name);
+    if (labels.size() != 0) {
+      out_->push_back('{');
+      bool first = true;
+      for (const auto& [k, v] : labels) {
+        if (!first) out_->push_back(',');
+        first = false;
+        out_->append(k);
+        out_->append("=\"");
+        AppendEscapedLabelValue(v, out_);
+        out_->push_back('"');
+      }
+      out_->push_back('}');
+    }
+    out_->push_back(' ');
+    AppendMetricValue(value, out_);
+    out_->push_back('\n');
+  }
+
+ private:
+  void WriteHeader() {
+    out_->append("# HELP ");
+    out_->append(name_);
+    out_->push_back(' ');
+    AppendEscapedHelp(help_, out_);
+    out_->append("\n# TYPE ");
+    out_->append(name_);
+    out_->push_back(' ');
+    out_->append(type_);
+    out_->push_back('\n');
+    header_written_ = true;
+  }
+
+  std::string* out_;
+  std::string_view name_;
+  std::string_view help_;
+  std::string_view type_;
+  bool header_written_ = false;
+};
+
+}  // namespace lens::agent
+
+#endif  // LENS_AGENT_METRIC_WRITER_H_

@@ -1,0 +1,197 @@
+// The sampling loop and snapshot publication.
+#include "lens/node_agent.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "agent/metrics_render.h"
+#include "agent/rest.h"
+#include "lens/log.h"
+#include "lens/metrics.h"
+
+namespace lens {
+
+Status NodeAgentOptions::Validate() const {
+  if (interval < std::chrono::milliseconds(100)) {
+    return InvalidArgumentError("interval must be at least 100ms, got " +
+                                std::to_string(interval.count()) + "ms");
+  }
+  if (node_facts_interval.count() < 0 || kubelet_interval.count() < 0) {
+    return InvalidArgumentError("collector intervals must not be negative");
+  }
+  if (roots.sysfs.empty() || roots.procfs.empty() || roots.dev.empty()) {
+    return InvalidArgumentError(
+        "sysfs, procfs and dev roots must not be empty");
+  }
+  if (!kubelet.url.empty() && kubelet.url.rfind("http://", 0) != 0 &&
+      kubelet.url.rfind("https://", 0) != 0) {
+    return InvalidArgumentError(
+        "kubelet url must start with http:// or https://, got \"" +
+        kubelet.url + "\"");
+  }
+  return OkStatus();
+}
+
+struct NodeAgent::Impl {
+  NodeAgentOptions options;
+  CollectorRegistry registry;
+
+  std::mutex run_mu;                   // serialises cycles
+  std::vector<CollectorState> states;  // GUARDED_BY(run_mu)
+  std::vector<std::chrono::steady_clock::time_point>
+      last_run;                         // GUARDED_BY(run_mu)
+  std::shared_ptr<NodeSnapshot> spare;  // GUARDED_BY(run_mu)
+
+  mutable std::mutex snapshot_mu;
+  std::shared_ptr<NodeSnapshot> current;  // GUARDED_BY(snapshot_mu)
+
+  mutable std::mutex render_mu;
+  mutable uint64_t rendered_cycle = ~uint64_t{0};  // GUARDED_BY(render_mu)
+  mutable std::string rendered;                    // GUARDED_BY(render_mu)
+
+  std::mutex loop_mu;
+  std::condition_variable loop_cv;
+  bool stopping = false;  // GUARDED_BY(loop_mu)
+  std::thread loop;
+
+  std::shared_ptr<NodeSnapshot> Current() const {
+    std::lock_guard lock(snapshot_mu);
+    return current;
+  }
+
+  // A snapshot object to fill: the spare one when no reader still holds it
+  // (copy-assigning into it reuses its strings' and vectors' capacity).
+  std::shared_ptr<NodeSnapshot> TakeSpare() {
+    if (spare && spare.use_count() == 1) return std::move(spare);
+    return std::make_shared<NodeSnapshot>();
+  }
+
+  Status RunCycle() {
+    std::lock_guard lock(run_mu);
+    std::shared_ptr<NodeSnapshot> prev = Current();
+    std::shared_ptr<NodeSnapshot> next = TakeSpare();
+    *next = *prev;
+    next->cycle = prev->cycle + 1;
+    next->time = std::chrono::system_clock::now();
+    Status first_error;
+    auto& collectors = registry.collectors();
+    for (size_t i = 0; i < collectors.size(); ++i) {
+      Collector& c = *collectors[i];
+      const auto now = std::chrono::steady_clock::now();
+      if (states[i].runs > 0 && c.min_interval().count() > 0 &&
+          now - last_run[i] < c.min_interval()) {
+        continue;
+      }
+      bool rescanned = false;
+      Status st = c.Collect(next.get(), &rescanned);
+      const auto end = std::chrono::steady_clock::now();
+      last_run[i] = now;
+      CollectorState& state = states[i];
+      ++state.runs;
+      if (rescanned) ++state.rescans;
+      state.last_duration = end - now;
+      state.last_run = next->time;
+      if (!st.ok()) {
+        ++state.failures;
+        // Log once per change of error, not every cycle.
+        if (state.last_ok || state.last_error != st.message()) {
+          LENS_LOG(WARN)
+                  .Field("collector", state.name)
+                  .Field("error", st.message())
+              << "collector failed";
+        }
+        state.last_error = st.message();
+        if (first_error.ok()) first_error = st.WithContext(state.name);
+      } else if (!state.last_ok && state.runs > 1) {
+        LENS_LOG(INFO).Field("collector", state.name) << "collector recovered";
+        state.last_error.clear();
+      } else {
+        state.last_error.clear();
+      }
+      state.last_ok = st.ok();
+    }
+    next->collectors = states;
+    {
+      std::lock_guard slock(snapshot_mu);
+      current = std::move(next);
+    }
+    spare = std::move(prev);
+    return first_error;
+  }
+};
+
+NodeAgent::NodeAgent(NodeAgentOptions options, CollectorRegistry collectors)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->registry = std::move(collectors);
+  for (const auto& c : impl_->registry.collectors()) {
+    CollectorState state;
+    state.name = std::string(c->name());
+    impl_->states.push_back(std::move(state));
+  }
+  impl_->last_run.resize(impl_->states.size());
+  impl_->current = std::make_shared<NodeSnapshot>();
+  impl_->current->node_name = impl_->options.node_name;
+  impl_->current->collectors = impl_->states;
+}
+
+NodeAgent::~NodeAgent() { Stop(); }
+
+Status NodeAgent::RunOnce() { return impl_->RunCycle(); }
+
+Status NodeAgent::Start() {
+  std::lock_guard lock(impl_->loop_mu);
+  if (impl_->loop.joinable())
+    return FailedPreconditionError("node agent already running");
+  impl_->stopping = false;
+  impl_->loop = std::thread([impl = impl_.get()] {
+    auto next = std::chrono::steady_clock::now();
+    for (;;) {
+      (void)impl
+          ->RunCycle();  // failures are logged and kept in the collector states
+      next += impl->options.interval;
+      const auto now = std::chrono::steady_clock::now();
+      if (next < now) next = now;  // a slow cycle does not cause a burst
+      std::unique_lock lock(impl->loop_mu);
+      if (impl->loop_cv.wait_until(lock, next,
+                                   [impl] { return impl->stopping; }))
+        return;
+    }
+  });
+  return OkStatus();
+}
+
+void NodeAgent::Stop() {
+  std::thread loop;
+  {
+    std::lock_guard lock(impl_->loop_mu);
+    impl_->stopping = true;
+    loop = std::move(impl_->loop);
+  }
+  impl_->loop_cv.notify_all();
+  if (loop.joinable()) loop.join();
+}
+
+std::shared_ptr<const NodeSnapshot> NodeAgent::snapshot() const {
+  return impl_->Current();
+}
+
+std::string NodeAgent::RenderMetrics() const {
+  std::shared_ptr<const NodeSnapshot> snap = impl_->Current();
+  std::lock_guard lock(impl_->render_mu);
+  if (impl_->rendered_cycle != snap->cycle) {
+    impl_->rendered.clear();
+    agent::RenderLensMetrics(*snap, &impl_->rendered);
+    if (impl_->options.compat_names)
+      agent::RenderCompatMetrics(*snap, &impl_->rendered);
+    impl_->rendered_cycle = snap->cycle;
+  }
+  return impl_->rendered;
+}
+
+void NodeAgent::RegisterRoutes(HttpServer& server) {
+  agent::RegisterNodeRoutes(*this, server);
+}
+
+}  // namespace lens

@@ -1,0 +1,298 @@
+#include "agent/rest.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cstdio>
+
+#include "lens/json.h"
+#include "lens/metrics.h"
+
+namespace lens::agent {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void Str(Writer& w, const char* key, std::string_view value) {
+  w.Key(key);
+  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+}
+template <typename T>
+void Opt(Writer& w, const char* key, const std::optional<T>& v,
+         double scale = 1) {
+  if (!v) return;
+  w.Key(key);
+  if constexpr (std::is_integral_v<T>) {
+    if (scale == 1) {
+      w.Int64(static_cast<int64_t>(*v));
+      return;
+    }
+  }
+  w.Double(static_cast<double>(*v) * scale);
+}
+std::string Hex(uint16_t v) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "0x%04x", v);
+  return buf;
+}
+
+void GpuObject(Writer& w, const NodeSnapshot& s, const GpuInfo& g) {
+  w.StartObject();
+  w.Key("gpu");
+  w.Int(g.index);
+  w.Key("asic");
+  w.StartObject();
+  Str(w, "market_name", g.model);
+  Str(w, "vendor_id", Hex(g.pci_vendor_id));
+  Str(w, "device_id", Hex(g.pci_device_id));
+  Str(w, "asic_serial", g.serial);
+  w.EndObject();
+  w.Key("bus");
+  w.StartObject();
+  Str(w, "bdf", g.bdf);
+  w.EndObject();
+  w.Key("dri_device");
+  w.StartObject();
+  Str(w, "card", g.drm_card.empty() ? "" : "/dev/dri/" + g.drm_card);
+  Str(w, "render", g.drm_render.empty() ? "" : "/dev/dri/" + g.drm_render);
+  Str(w, "pci_addr", g.bdf);
+  w.EndObject();
+  Str(w, "vendor", GpuVendorName(g.vendor));
+  Str(w, "bdf", g.bdf);
+  Str(w, "model", g.model);
+  Str(w, "serial", g.serial);
+  Str(w, "unique_id", g.unique_id);
+  Str(w, "vbios_version", g.vbios_version);
+  Opt(w, "numa_node", g.numa_node);
+  Opt(w, "vram_total_bytes", g.vram_total_bytes);
+  Opt(w, "kfd_gpu_id", g.kfd_gpu_id);
+  Str(w, "compute_partition", g.compute_partition);
+  Str(w, "memory_partition", g.memory_partition);
+  w.Key("partition_id");
+  w.Int(g.partition_id);
+  Str(w, "driver", g.driver);
+  Str(w, "driver_version", g.driver_version);
+  Opt(w, "power_cap_watts", g.power_cap_watts);
+  (void)s;
+  w.EndObject();
+}
+
+std::string Done(rapidjson::StringBuffer& buf) {
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+void Respond(const NodeAgent& agent, std::string (*render)(const NodeSnapshot&),
+             HttpResponse* out) {
+  RespondData(render(*agent.snapshot()), out);
+}
+
+}  // namespace
+
+std::string GpusJson(const NodeSnapshot& s) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartArray();
+  for (const GpuInfo& g : s.gpus) GpuObject(w, s, g);
+  w.EndArray();
+  return Done(buf);
+}
+
+std::string CardMetricsJson(const NodeSnapshot& s) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartArray();
+  for (size_t i = 0; i < s.gpus.size() && i < s.gpu_samples.size(); ++i) {
+    const GpuSample& m = s.gpu_samples[i];
+    w.StartObject();
+    w.Key("gpu");
+    w.Int(s.gpus[i].index);
+    Str(w, "bdf", s.gpus[i].bdf);
+    Opt(w, "gpu_use_percent", m.utilization_ratio, 100);
+    const std::optional<uint64_t> total =
+        m.vram_total_bytes ? m.vram_total_bytes : s.gpus[i].vram_total_bytes;
+    if (m.vram_used_bytes && total && *total > 0) {
+      w.Key("memory_use_percent");
+      w.Double(100.0 * static_cast<double>(*m.vram_used_bytes) /
+               static_cast<double>(*total));
+    }
+    Opt(w, "utilization_ratio", m.utilization_ratio);
+    Opt(w, "memory_utilization_ratio", m.memory_utilization_ratio);
+    Opt(w, "vram_used_bytes", m.vram_used_bytes);
+    Opt(w, "vram_total_bytes", total);
+    Opt(w, "power_watts", m.power_watts);
+    Opt(w, "energy_joules", m.energy_joules);
+    Opt(w, "temperature_edge_celsius", m.temperature_edge_celsius);
+    Opt(w, "temperature_junction_celsius", m.temperature_junction_celsius);
+    Opt(w, "temperature_memory_celsius", m.temperature_memory_celsius);
+    Opt(w, "clock_graphics_hz", m.clock_graphics_hz);
+    Opt(w, "clock_memory_hz", m.clock_memory_hz);
+    Opt(w, "ecc_correctable_errors", m.ecc_correctable_errors);
+    Opt(w, "ecc_uncorrectable_errors", m.ecc_uncorrectable_errors);
+    w.EndObject();
+  }
+  w.EndArray();
+  return Done(buf);
+}
+
+std::string DriMappingJson(const NodeSnapshot& s) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  for (const DriMapping& d : s.dri) {
+    if (d.card.empty()) continue;
+    const std::string card = "/dev/dri/" + d.card;
+    w.Key(card.c_str());
+    w.StartObject();
+    Str(w, "card", card);
+    Str(w, "render", d.render.empty() ? "" : "/dev/dri/" + d.render);
+    Str(w, "pci_addr", d.bdf);
+    int card_id = -1;
+    std::sscanf(d.card.c_str(), "card%d", &card_id);
+    w.Key("card_id");
+    w.Int(card_id);
+    w.EndObject();
+  }
+  w.EndObject();
+  return Done(buf);
+}
+
+std::string RdmaJson(const NodeSnapshot& s) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartArray();
+  for (size_t i = 0; i < s.rdma_devices.size(); ++i) {
+    const RdmaDevice& d = s.rdma_devices[i];
+    w.StartObject();
+    w.Key("if_index");
+    w.Int(static_cast<int>(i));
+    Str(w, "if_name", d.name);
+    Str(w, "node_guid", d.node_guid);
+    Str(w, "sys_image_guid", d.sys_image_guid);
+    Str(w, "link_layer", d.ports.empty() ? "" : d.ports[0].link_layer);
+    Str(w, "fw_version", d.fw_version);
+    Str(w, "board_id", d.board_id);
+    Str(w, "hca_type", d.hca_type);
+    Str(w, "node_type", d.node_type);
+    Str(w, "bdf", d.bdf);
+    Opt(w, "numa_node", d.numa_node);
+    w.Key("netdevs");
+    w.StartArray();
+    for (const std::string& n : d.netdevs) w.String(n.c_str());
+    w.EndArray();
+    w.Key("ports");
+    w.StartArray();
+    for (const RdmaPort& p : d.ports) {
+      w.StartObject();
+      w.Key("port");
+      w.Int(p.port);
+      Str(w, "state", p.state);
+      Str(w, "phys_state", p.phys_state);
+      Str(w, "link_layer", p.link_layer);
+      Str(w, "rate", p.rate);
+      Opt(w, "rate_gbps", p.rate_gbps);
+      Opt(w, "lid", p.lid);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  return Done(buf);
+}
+
+std::string NodeJson(const NodeSnapshot& s) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  Str(w, "node_name", s.node_name);
+  if (s.facts) {
+    const NodeFacts& f = *s.facts;
+    Str(w, "hostname", f.hostname);
+    Str(w, "kernel_release", f.kernel_release);
+    Str(w, "kernel_version", f.kernel_version);
+    Str(w, "os_name", f.os_name);
+    Str(w, "os_id", f.os_id);
+    Str(w, "os_version_id", f.os_version_id);
+    Str(w, "cpu_model", f.cpu_model);
+    w.Key("cpu_count");
+    w.Int(f.cpu_count);
+    Opt(w, "cpu_sockets", f.cpu_sockets);
+    Opt(w, "memory_total_bytes", f.memory_total_bytes);
+    Opt(w, "memory_available_bytes", f.memory_available_bytes);
+    Str(w, "amdgpu_driver_version", f.amdgpu_driver_version);
+    Str(w, "nvidia_driver_version", f.nvidia_driver_version);
+    Opt(w, "uptime_seconds", f.uptime_seconds);
+  }
+  w.Key("collectors");
+  w.StartArray();
+  for (const CollectorState& c : s.collectors) {
+    w.StartObject();
+    Str(w, "name", c.name);
+    w.Key("ok");
+    w.Bool(c.last_ok);
+    Str(w, "error", c.last_error);
+    w.Key("runs");
+    w.Uint64(c.runs);
+    w.Key("failures");
+    w.Uint64(c.failures);
+    w.Key("duration_seconds");
+    w.Double(std::chrono::duration<double>(c.last_duration).count());
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return Done(buf);
+}
+
+std::string GpuDriverVersion(const NodeSnapshot& s) {
+  if (s.facts && !s.facts->amdgpu_driver_version.empty())
+    return s.facts->amdgpu_driver_version;
+  for (const GpuInfo& g : s.gpus) {
+    if (!g.driver_version.empty()) return g.driver_version;
+  }
+  if (s.facts) return s.facts->nvidia_driver_version;
+  return "";
+}
+
+void RegisterNodeRoutes(const NodeAgent& agent, HttpServer& server) {
+  const NodeAgent* a = &agent;
+  server.Handle("GET", "/metrics", [a](const HttpRequest&, HttpResponse* out) {
+    out->content_type = std::string(kPrometheusTextContentType);
+    out->body = a->RenderMetrics();
+  });
+  server.Handle("GET", "/healthz", [a](const HttpRequest&, HttpResponse* out) {
+    auto s = a->snapshot();
+    out->content_type = "text/plain; charset=utf-8";
+    out->body = s->cycle > 0 ? "ok\n" : "starting\n";
+  });
+  server.Handle("GET", "/gpus", [a](const HttpRequest&, HttpResponse* out) {
+    Respond(*a, &GpusJson, out);
+  });
+  server.Handle("GET", "/cardMetrics",
+                [a](const HttpRequest&, HttpResponse* out) {
+                  Respond(*a, &CardMetricsJson, out);
+                });
+  server.Handle("GET", "/driMapping",
+                [a](const HttpRequest&, HttpResponse* out) {
+                  Respond(*a, &DriMappingJson, out);
+                });
+  server.Handle("GET", "/rdma", [a](const HttpRequest&, HttpResponse* out) {
+    Respond(*a, &RdmaJson, out);
+  });
+  server.Handle("GET", "/node", [a](const HttpRequest&, HttpResponse* out) {
+    Respond(*a, &NodeJson, out);
+  });
+  server.Handle(
+      "GET", "/gpuDriverVersion", [a](const HttpRequest&, HttpResponse* out) {
+        std::string version = GpuDriverVersion(*a->snapshot());
+        if (version.empty()) {
+          RespondError(404, "no GPU driver version known on this node", out);
+          return;
+        }
+        std::string data;
+        AppendJsonString(version, &data);
+        RespondData(data, out);
+      });
+}
+
+}  // namespace lens::agent
