@@ -9,7 +9,11 @@
 //     listenAddress: ":9400" # empty: serve /metrics on httpPort
 //   httpPort: 8989
 //
-// Sections of components not built yet (`database`, `nodeExporter`, `jobs`,
+//   nodeExporter:            # lens-node-agent (docs/node-agent.md)
+//     interval: 5s
+//     kubeletUrl: https://127.0.0.1:10250
+//
+// Sections of components not built yet (`database`, `jobs`,
 // `netflow`, `multiCluster`) are rejected as unknown keys until their option
 // structs are added here. To add a section: a struct with defaults and `Status
 // Validate() const`, a member in Config, a decoder in liblens/core/config.cc's
@@ -26,6 +30,7 @@
 #ifndef LENS_CONFIG_H_
 #define LENS_CONFIG_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -64,10 +69,42 @@ struct LENS_EXPORT MetricsOptions {
   Status Validate() const;
 };
 
+// `nodeExporter:` section: the node agent (lens-node-agent, `lens up`).
+struct LENS_EXPORT NodeExporterOptions {
+  // `sysfsRoot`, `procfsRoot`, `devRoot`: where the host's /sys, /proc and /dev
+  // are (e.g. /host/sys inside a container).
+  std::string sysfs_root = "/sys";
+  std::string procfs_root = "/proc";
+  std::string dev_root = "/dev";
+  // `listenAddress`: host:port of /metrics and the node REST API.
+  std::string listen_address = "0.0.0.0:8989";
+  // `interval`: sampling period, "5s", "500ms", "1m"; at least 100ms.
+  std::chrono::milliseconds interval{5000};
+  // `bearerTokenFile`: when set, every route but /healthz needs this token.
+  std::string bearer_token_file;
+  // `tlsCertFile`, `tlsKeyFile`: serve HTTPS (both or neither).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // `amdGpus`, `nvidiaGpus`, `rdma`: collectors to run.
+  bool amd_gpus = true;
+  bool nvidia_gpus = true;
+  bool rdma = true;
+  // `kubeletUrl` (empty: no kubelet collector), `kubeletTokenFile`,
+  // `kubeletCaFile`, `kubeletInsecureSkipVerify`.
+  std::string kubelet_url;
+  std::string kubelet_token_file;
+  std::string kubelet_ca_file;
+  bool kubelet_insecure_skip_verify = false;
+
+  // InvalidArgument naming the key.
+  Status Validate() const;
+};
+
 // The whole configuration file. Plain value; copy freely.
 struct LENS_EXPORT Config {
   LoggingOptions logging;
   MetricsOptions metrics;
+  NodeExporterOptions node_exporter;
   // `httpPort`: the daemon's HTTP port, 1..65535; unset means the daemon's own
   // default.
   std::optional<int> http_port;

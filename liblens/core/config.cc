@@ -15,14 +15,26 @@
 #include <span>
 #include <vector>
 
+#include "core/config_decode.h"
+#include "core/config_node_exporter.h"
+
 namespace lens {
 namespace {
 
 // Keys a LENS_* variable may override (paths as written in the file). Data, not
 // code: a new section appends its scalar keys here.
 constexpr std::string_view kEnvOverridable[] = {
-    "logging.level",         "logging.format", "metrics.compatNames",
-    "metrics.listenAddress", "httpPort",
+    "logging.level",
+    "logging.format",
+    "metrics.compatNames",
+    "metrics.listenAddress",
+    "httpPort",
+    "nodeExporter.sysfsRoot",
+    "nodeExporter.procfsRoot",
+    "nodeExporter.devRoot",
+    "nodeExporter.listenAddress",
+    "nodeExporter.interval",
+    "nodeExporter.kubeletUrl",
 };
 
 // logging.level -> LENS_LOGGING_LEVEL, metrics.compatNames ->
@@ -43,173 +55,7 @@ std::string EnvVarName(std::string_view path) {
   return out;
 }
 
-// Decoding context: the source name for locations and which paths the
-// environment set.
-struct Ctx {
-  std::string source;
-  std::map<std::string, std::string, std::less<>>
-      env_origin;  // path -> "LENS_X=value"
-
-  Status Error(const YAML::Node& node, std::string_view path,
-               std::string_view problem) const {
-    std::string where;
-    if (auto it = env_origin.find(path);
-        it != env_origin.end() && node.Mark().is_null()) {
-      where = it->second;
-    } else if (!node.Mark().is_null()) {
-      where = source + ":" + std::to_string(node.Mark().line + 1) + ":" +
-              std::to_string(node.Mark().column + 1);
-    } else {
-      where = source;
-    }
-    return InvalidArgumentError(where + ": " + std::string(path) + ": " +
-                                std::string(problem));
-  }
-};
-
-std::string_view KindName(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Null:
-      return "null";
-    default:
-      return "a scalar";
-  }
-}
-
-// Returns the scalar text, or an error saying `expected` (e.g. "an integer")
-// and what was found.
-StatusOr<std::string> Scalar(const Ctx& ctx, const YAML::Node& node,
-                             std::string_view path, std::string_view expected) {
-  if (!node.IsScalar()) {
-    return ctx.Error(node, path,
-                     "expected " + std::string(expected) + ", got " +
-                         std::string(KindName(node)));
-  }
-  return node.Scalar();
-}
-
-StatusOr<int> DecodeInt(const Ctx& ctx, const YAML::Node& node,
-                        std::string_view path, int min, int max) {
-  LENS_ASSIGN_OR_RETURN(std::string text,
-                        Scalar(ctx, node, path, "an integer"));
-  int value = 0;
-  auto [end, ec] =
-      std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec == std::errc::result_out_of_range ||
-      (ec == std::errc() && end == text.data() + text.size() &&
-       (value < min || value > max))) {
-    return ctx.Error(node, path,
-                     "must be in " + std::to_string(min) + ".." +
-                         std::to_string(max) + ", got " + text);
-  }
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
-    return ctx.Error(node, path, "expected an integer, got \"" + text + "\"");
-  }
-  return value;
-}
-
-StatusOr<bool> DecodeBool(const Ctx& ctx, const YAML::Node& node,
-                          std::string_view path) {
-  LENS_ASSIGN_OR_RETURN(std::string text,
-                        Scalar(ctx, node, path, "a boolean (true/false)"));
-  if (text == "true" || text == "True" || text == "TRUE") return true;
-  if (text == "false" || text == "False" || text == "FALSE") return false;
-  return ctx.Error(node, path,
-                   "expected a boolean (true/false), got \"" + text + "\"");
-}
-
-// Converts a parser's error (e.g. ParseLogLevel's) into a located one.
-template <typename T>
-StatusOr<T> DecodeWith(const Ctx& ctx, const YAML::Node& node,
-                       std::string_view path, std::string_view expected,
-                       StatusOr<T> (*parse)(std::string_view)) {
-  LENS_ASSIGN_OR_RETURN(std::string text, Scalar(ctx, node, path, expected));
-  StatusOr<T> parsed = parse(text);
-  if (!parsed.ok()) return ctx.Error(node, path, parsed.status().message());
-  return parsed;
-}
-
-// One key of a map-valued section: how to decode its value into the section
-// struct S.
-template <typename S>
-struct FieldRule {
-  std::string_view key;
-  Status (*decode)(const Ctx& ctx, const YAML::Node& value,
-                   const std::string& path, S* out);
-};
-
-// Decodes a map node with `rules`; unknown and duplicate keys are errors. Null
-// keeps defaults.
-template <typename S>
-Status DecodeMap(const Ctx& ctx, const YAML::Node& node,
-                 const std::string& path, std::span<const FieldRule<S>> rules,
-                 S* out) {
-  if (node.IsNull()) return OkStatus();
-  if (!node.IsMap()) {
-    return ctx.Error(node, path.empty() ? "(top level)" : path,
-                     "expected a map, got " + std::string(KindName(node)));
-  }
-  std::set<std::string, std::less<>> seen;
-  for (const auto& entry : node) {
-    const YAML::Node& key = entry.first;
-    if (!key.IsScalar()) {
-      return ctx.Error(key, path.empty() ? "(top level)" : path,
-                       "keys must be strings");
-    }
-    const std::string child =
-        path.empty() ? key.Scalar() : path + "." + key.Scalar();
-    if (!seen.insert(key.Scalar()).second)
-      return ctx.Error(key, child, "duplicate key");
-    const FieldRule<S>* rule = nullptr;
-    for (const FieldRule<S>& r : rules) {
-      if (r.key == key.Scalar()) rule = &r;
-    }
-    if (rule == nullptr) return ctx.Error(key, child, "unknown key");
-    if (entry.second.IsNull())
-      continue;  // `key:` with no value keeps the default.
-    LENS_RETURN_IF_ERROR(rule->decode(ctx, entry.second, child, out));
-  }
-  return OkStatus();
-}
-
-Status ValidatePort(int port) {
-  if (port < 1 || port > 65535) {
-    return InvalidArgumentError("must be in 1..65535, got " +
-                                std::to_string(port));
-  }
-  return OkStatus();
-}
-
-Status ValidateListenAddress(std::string_view address) {
-  if (address.empty()) return OkStatus();
-  const size_t colon = address.rfind(':');
-  if (colon == std::string_view::npos) {
-    return InvalidArgumentError("\"" + std::string(address) +
-                                "\" is not host:port");
-  }
-  const std::string_view host = address.substr(0, colon);
-  const std::string_view port = address.substr(colon + 1);
-  const bool bracketed =
-      host.size() >= 2 && host.front() == '[' && host.back() == ']';
-  if (!bracketed && host.find_first_of("[]:") != std::string_view::npos) {
-    return InvalidArgumentError(
-        "\"" + std::string(address) +
-        "\": IPv6 hosts must be in brackets, e.g. [::1]:9400");
-  }
-  int value = 0;
-  auto [end, ec] =
-      std::from_chars(port.data(), port.data() + port.size(), value);
-  if (port.empty() || ec != std::errc() || end != port.data() + port.size() ||
-      value < 1 || value > 65535) {
-    return InvalidArgumentError("\"" + std::string(address) +
-                                "\": port must be in 1..65535");
-  }
-  return OkStatus();
-}
+using namespace config;  // NOLINT: the decoding helpers
 
 constexpr FieldRule<LoggingOptions> kLoggingRules[] = {
     {"level",
@@ -260,6 +106,11 @@ constexpr FieldRule<Config> kTopLevelRules[] = {
         Config* out) {
        return DecodeMap<MetricsOptions>(ctx, v, path, kMetricsRules,
                                         &out->metrics);
+     }},
+    {"nodeExporter",
+     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
+        Config* out) {
+       return DecodeNodeExporter(ctx, v, path, &out->node_exporter);
      }},
     {"httpPort",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
@@ -363,6 +214,7 @@ Status MetricsOptions::Validate() const {
 Status Config::Validate() const {
   LENS_RETURN_IF_ERROR(logging.Validate().WithContext("logging"));
   LENS_RETURN_IF_ERROR(metrics.Validate().WithContext("metrics"));
+  LENS_RETURN_IF_ERROR(node_exporter.Validate().WithContext("nodeExporter"));
   if (http_port.has_value())
     LENS_RETURN_IF_ERROR(ValidatePort(*http_port).WithContext("httpPort"));
   return OkStatus();

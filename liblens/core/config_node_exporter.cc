@@ -1,0 +1,114 @@
+// The `nodeExporter:` section.
+#include "core/config_node_exporter.h"
+
+#include <charconv>
+
+#include "lens/config.h"
+
+namespace lens::config {
+namespace {
+
+// "5s", "500ms", "1m", "1h" -> milliseconds.
+StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
+  int64_t value = 0;
+  auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), value);
+  const std::string_view unit(
+      end, static_cast<size_t>(text.data() + text.size() - end));
+  if (ec != std::errc() || value < 0) {
+    return InvalidArgumentError(
+        "expected a duration such as 5s or 500ms, got \"" + std::string(text) +
+        "\"");
+  }
+  if (unit == "ms") return std::chrono::milliseconds(value);
+  if (unit == "s") return std::chrono::milliseconds(value * 1000);
+  if (unit == "m") return std::chrono::milliseconds(value * 60'000);
+  if (unit == "h") return std::chrono::milliseconds(value * 3'600'000);
+  return InvalidArgumentError(
+      "expected a duration with a unit (ms, s, m, h), got \"" +
+      std::string(text) + "\"");
+}
+
+template <std::string NodeExporterOptions::*field>
+Status DecodeString(const Ctx& ctx, const YAML::Node& v,
+                    const std::string& path, NodeExporterOptions* out) {
+  LENS_ASSIGN_OR_RETURN(out->*field, Scalar(ctx, v, path, "a string"));
+  return OkStatus();
+}
+
+template <bool NodeExporterOptions::*field>
+Status DecodeFlag(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+                  NodeExporterOptions* out) {
+  LENS_ASSIGN_OR_RETURN(out->*field, DecodeBool(ctx, v, path));
+  return OkStatus();
+}
+
+Status DecodeInterval(const Ctx& ctx, const YAML::Node& v,
+                      const std::string& path, NodeExporterOptions* out) {
+  LENS_ASSIGN_OR_RETURN(std::string text, Scalar(ctx, v, path, "a duration"));
+  StatusOr<std::chrono::milliseconds> d = ParseDuration(text);
+  if (!d.ok()) return ctx.Error(v, path, d.status().message());
+  out->interval = *d;
+  return OkStatus();
+}
+
+Status DecodeListen(const Ctx& ctx, const YAML::Node& v,
+                    const std::string& path, NodeExporterOptions* out) {
+  LENS_ASSIGN_OR_RETURN(out->listen_address, Scalar(ctx, v, path, "a string"));
+  Status s = ValidateListenAddress(out->listen_address);
+  return s.ok() ? s : ctx.Error(v, path, s.message());
+}
+
+using N = NodeExporterOptions;
+constexpr FieldRule<N> kRules[] = {
+    {"sysfsRoot", DecodeString<&N::sysfs_root>},
+    {"procfsRoot", DecodeString<&N::procfs_root>},
+    {"devRoot", DecodeString<&N::dev_root>},
+    {"listenAddress", DecodeListen},
+    {"interval", DecodeInterval},
+    {"bearerTokenFile", DecodeString<&N::bearer_token_file>},
+    {"tlsCertFile", DecodeString<&N::tls_cert_file>},
+    {"tlsKeyFile", DecodeString<&N::tls_key_file>},
+    {"amdGpus", DecodeFlag<&N::amd_gpus>},
+    {"nvidiaGpus", DecodeFlag<&N::nvidia_gpus>},
+    {"rdma", DecodeFlag<&N::rdma>},
+    {"kubeletUrl", DecodeString<&N::kubelet_url>},
+    {"kubeletTokenFile", DecodeString<&N::kubelet_token_file>},
+    {"kubeletCaFile", DecodeString<&N::kubelet_ca_file>},
+    {"kubeletInsecureSkipVerify", DecodeFlag<&N::kubelet_insecure_skip_verify>},
+};
+
+}  // namespace
+
+Status DecodeNodeExporter(const Ctx& ctx, const YAML::Node& node,
+                          const std::string& path, NodeExporterOptions* out) {
+  return DecodeMap<NodeExporterOptions>(ctx, node, path, kRules, out);
+}
+
+}  // namespace lens::config
+
+namespace lens {
+
+Status NodeExporterOptions::Validate() const {
+  if (sysfs_root.empty() || procfs_root.empty() || dev_root.empty()) {
+    return InvalidArgumentError(
+        "sysfsRoot, procfsRoot and devRoot must not be empty");
+  }
+  LENS_RETURN_IF_ERROR(config::ValidateListenAddress(listen_address)
+                           .WithContext("listenAddress"));
+  if (interval < std::chrono::milliseconds(100)) {
+    return InvalidArgumentError("interval: must be at least 100ms");
+  }
+  if (tls_cert_file.empty() != tls_key_file.empty()) {
+    return InvalidArgumentError(
+        "tlsCertFile and tlsKeyFile must be set together");
+  }
+  if (!kubelet_url.empty() && kubelet_url.rfind("http://", 0) != 0 &&
+      kubelet_url.rfind("https://", 0) != 0) {
+    return InvalidArgumentError(
+        "kubeletUrl: must start with http:// or https://");
+  }
+  return OkStatus();
+}
+
+}  // namespace lens
