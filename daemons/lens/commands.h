@@ -13,6 +13,8 @@ using Command = std::function<int()>;
 
 Command AddParseLog(CLI::App& app);
 Command AddDb(CLI::App& app);
+Command AddProbe(CLI::App& app);
+Command AddUp(CLI::App& app);
 
 }  // namespace lens::cli
 

@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   lens::cli::Command parse_log = lens::cli::AddParseLog(app);
   lens::cli::Command db = lens::cli::AddDb(app);
+  lens::cli::Command probe = lens::cli::AddProbe(app);
+  lens::cli::Command up = lens::cli::AddUp(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -18,5 +20,7 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("parse-log")) return parse_log();
   if (app.got_subcommand("db")) return db();
+  if (app.got_subcommand("probe")) return probe();
+  if (app.got_subcommand("up")) return up();
   return 2;
 }

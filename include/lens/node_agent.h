@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lens/config.h"
 #include "lens/export.h"
 #include "lens/gpu.h"
 #include "lens/host.h"
@@ -176,6 +177,40 @@ class LENS_EXPORT NodeAgent {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+// Everything a served node agent needs: what lens-node-agent and `lens up`
+// run.
+struct LENS_EXPORT NodeAgentServiceOptions {
+  NodeAgentOptions agent;
+  HttpServerOptions http;
+};
+
+// Builds the service options from the config's `nodeExporter` section and
+// `metrics.compatNames`; reads the bearer token file (errors name the file,
+// never the token). The node name is $NODE_NAME, else the hostname; the node
+// IP is $NODE_IP.
+LENS_EXPORT StatusOr<NodeAgentServiceOptions> NodeAgentServiceOptionsFromConfig(
+    const Config& config);
+
+// A NodeAgent with its loop running and its routes served. Thread-safe.
+class LENS_EXPORT NodeAgentService {
+ public:
+  // Runs the first cycle, binds the listener and starts serving. Errors:
+  // InvalidArgument (options), Unavailable (cannot listen; names the address).
+  static StatusOr<std::unique_ptr<NodeAgentService>> Start(
+      const NodeAgentServiceOptions& options);
+  ~NodeAgentService();  // stops
+  // Stops serving, then the loop; idempotent.
+  void Stop();
+  // Where it serves: "http://127.0.0.1:8989".
+  std::string url() const;
+  const NodeAgent& agent() const;
+
+ private:
+  NodeAgentService() = default;
+  std::unique_ptr<NodeAgent> agent_;
+  std::unique_ptr<HttpServer> server_;
 };
 
 }  // namespace lens

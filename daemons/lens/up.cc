@@ -1,0 +1,61 @@
+// `lens up`: everything in one process on this machine. Today: the node agent
+// (GPU/RDMA/node probes, /metrics, node REST API), serving on 127.0.0.1:8989
+// unless --listen says otherwise.
+#include <cstdio>
+#include <memory>
+
+#include "../node-agent/flags.h"
+#include "commands.h"
+#include "lens/log.h"
+#include "lens/node_agent.h"
+#include "lens/process.h"
+
+namespace lens::cli {
+
+Command AddUp(CLI::App& app) {
+  auto flags = std::make_shared<NodeAgentFlags>();
+  CLI::App* cmd =
+      app.add_subcommand("up", "Run Lens on this machine in the foreground");
+  flags->Register(*cmd);
+  return [flags]() {
+    BlockShutdownSignals();
+    NodeAgentFlags f = *flags;
+    if (!f.listen)
+      f.listen = "127.0.0.1:8989";  // one workstation: not on the network
+    StatusOr<Config> config = f.Apply();
+    if (!config.ok()) {
+      std::fprintf(stderr, "lens up: %s\n", config.status().message().c_str());
+      return 2;
+    }
+    ConfigureLogging({config->logging.level, config->logging.format, {}, {}});
+    auto options = NodeAgentServiceOptionsFromConfig(*config);
+    if (!options.ok()) {
+      std::fprintf(stderr, "lens up: %s\n", options.status().message().c_str());
+      return 2;
+    }
+    auto service = NodeAgentService::Start(*options);
+    if (!service.ok()) {
+      std::fprintf(stderr, "lens up: %s\n", service.status().message().c_str());
+      return 1;
+    }
+    const std::string url = (*service)->url();
+    auto snap = (*service)->agent().snapshot();
+    std::printf(
+        "lens up: node agent for %s serving on %s\n"
+        "  %s/metrics  Prometheus metrics\n"
+        "  %s/gpus  %s/cardMetrics  %s/rdma  %s/node  %s/driMapping\n"
+        "  found %zu GPU(s), %zu RDMA device(s); sampling every %.1fs. Ctrl-C "
+        "stops.\n",
+        options->agent.node_name.c_str(), url.c_str(), url.c_str(), url.c_str(),
+        url.c_str(), url.c_str(), url.c_str(), url.c_str(), snap->gpus.size(),
+        snap->rdma_devices.size(),
+        std::chrono::duration<double>(options->agent.interval).count());
+    std::fflush(stdout);
+    WaitForShutdownSignal();
+    std::printf("lens up: stopping\n");
+    (*service)->Stop();
+    return 0;
+  };
+}
+
+}  // namespace lens::cli
