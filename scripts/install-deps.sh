@@ -23,12 +23,17 @@ PACKAGES=(
   libcli11-dev
   libsqlite3-dev        # the embedded store
   libpqxx-dev           # the PostgreSQL store (libpqxx 6.4 + libpq)
+  libcpp-httplib-dev    # HTTP servers (cpp-httplib 0.11, with OpenSSL for TLS)
+  libcurl4-openssl-dev  # HTTP clients (kubelet, Kubernetes API)
   # tests and benchmarks
   libgtest-dev
   libgmock-dev
   libbenchmark-dev
   postgresql            # a real PostgreSQL 15 server for the store tests (started by the tests)
   sqlite3               # the sqlite3 shell, to inspect a Lens database by hand
+  openssl               # test certificates for the TLS tests
+  prometheus            # a real Prometheus scraping lens-node-agent in the end-to-end test
+  prometheus-node-exporter  # the side-by-side cost comparison in bench/node_agent_bench
   # Python bindings and their tests
   pybind11-dev
   python3-dev
