@@ -1,0 +1,183 @@
+// HttpServer against a real client over loopback: routing, envelope, auth,
+// limits, TLS.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "lens/http.h"
+
+namespace lens {
+namespace {
+
+std::unique_ptr<HttpServer> StartServer(HttpServerOptions options) {
+  options.listen = "127.0.0.1:0";
+  auto server = HttpServer::Create(options);
+  EXPECT_TRUE(server.ok()) << server.status();
+  if (!server.ok()) return nullptr;
+  (*server)->Handle(
+      "GET", "/hello", [](const HttpRequest& req, HttpResponse* out) {
+        RespondData("\"hi " + req.Query("name", "nobody") + "\"", out);
+      });
+  (*server)->Handle("POST", "/echo",
+                    [](const HttpRequest& req, HttpResponse* out) {
+                      out->content_type = "text/plain";
+                      out->body = req.body;
+                    });
+  (*server)->Handle("GET", "/boom", [](const HttpRequest&, HttpResponse*) {
+    throw std::runtime_error("handler bug");
+  });
+  (*server)->Handle(
+      "GET", "/healthz",
+      [](const HttpRequest&, HttpResponse* out) { out->body = "ok"; });
+  EXPECT_TRUE((*server)->Start().ok());
+  return std::move(*server);
+}
+
+TEST(HttpServerTest, ServesRoutesWithTheEnvelope) {
+  auto server = StartServer({});
+  ASSERT_NE(server, nullptr);
+  ASSERT_GT(server->port(), 0);
+  httplib::Client client("127.0.0.1", server->port());
+  auto res = client.Get("/hello?name=lens");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->body,
+            "{\"code\":0,\"data\":\"hi lens\",\"message\":\"success\"}\n");
+  EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
+}
+
+TEST(HttpServerTest, UnknownPathIs404AndWrongMethodIs405WithAllow) {
+  auto server = StartServer({});
+  ASSERT_NE(server, nullptr);
+  httplib::Client client("127.0.0.1", server->port());
+  auto missing = client.Get("/nope");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_NE(missing->body.find("\"code\":404"), std::string::npos);
+  EXPECT_NE(missing->body.find("/nope"), std::string::npos);
+  auto wrong = client.Post("/hello", "x", "text/plain");
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 405);
+  EXPECT_EQ(wrong->get_header_value("Allow"), "GET");
+}
+
+TEST(HttpServerTest, HandlerExceptionBecomes500) {
+  auto server = StartServer({});
+  ASSERT_NE(server, nullptr);
+  httplib::Client client("127.0.0.1", server->port());
+  auto res = client.Get("/boom");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 500);
+  EXPECT_EQ(res->body.find("handler bug"), std::string::npos)
+      << "internals leak: " << res->body;
+}
+
+TEST(HttpServerTest, BearerTokenGuardsEverythingButPublicPaths) {
+  HttpServerOptions options;
+  options.bearer_token = "s3cret-token";
+  auto server = StartServer(options);
+  ASSERT_NE(server, nullptr);
+  httplib::Client client("127.0.0.1", server->port());
+  auto none = client.Get("/hello");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 401);
+  EXPECT_EQ(none->get_header_value("WWW-Authenticate"), "Bearer");
+  auto wrong = client.Get("/hello", {{"Authorization", "Bearer s3cret-tokeN"}});
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  EXPECT_EQ(wrong->body.find("s3cret"), std::string::npos);
+  auto shorter = client.Get("/hello", {{"Authorization", "Bearer s3cret"}});
+  ASSERT_TRUE(shorter);
+  EXPECT_EQ(shorter->status, 401);
+  auto good = client.Get("/hello", {{"Authorization", "Bearer s3cret-token"}});
+  ASSERT_TRUE(good);
+  EXPECT_EQ(good->status, 200);
+  // Unknown paths do not reveal themselves to unauthenticated clients.
+  auto unknown = client.Get("/nope");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 401);
+  auto health = client.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
+TEST(HttpServerTest, OversizedBodyIs413) {
+  HttpServerOptions options;
+  options.max_body_bytes = 1024;
+  auto server = StartServer(options);
+  ASSERT_NE(server, nullptr);
+  httplib::Client client("127.0.0.1", server->port());
+  auto ok = client.Post("/echo", std::string(1000, 'a'), "text/plain");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(ok->body.size(), 1000u);
+  auto big = client.Post("/echo", std::string(4096, 'a'), "text/plain");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
+}
+
+TEST(HttpServerTest, BindingATakenPortIsUnavailableNamingTheAddress) {
+  auto first = StartServer({});
+  ASSERT_NE(first, nullptr);
+  HttpServerOptions options;
+  options.listen = "127.0.0.1:" + std::to_string(first->port());
+  auto second = HttpServer::Create(options);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(second.status().message().find(options.listen), std::string::npos);
+}
+
+TEST(HttpServerTest, RejectsBadOptions) {
+  HttpServerOptions options;
+  options.listen = "localhost";
+  EXPECT_EQ(HttpServer::Create(options).status().code(),
+            StatusCode::kInvalidArgument);
+  options.listen = "127.0.0.1:0";
+  options.tls_cert_file = "/tmp/cert.pem";
+  EXPECT_EQ(HttpServer::Create(options).status().code(),
+            StatusCode::kInvalidArgument);
+  options.tls_key_file = "/nonexistent/key.pem";
+  options.tls_cert_file = "/nonexistent/cert.pem";
+  auto s = HttpServer::Create(options);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("/nonexistent/cert.pem"),
+            std::string::npos);
+}
+
+TEST(HttpServerTest, ServesHttpsWithTheGivenCertificate) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("lens-tls-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string cert = (dir / "cert.pem").string();
+  const std::string key = (dir / "key.pem").string();
+  const std::string cmd =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+      "-keyout " +
+      key + " -out " + cert + " >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0)
+    GTEST_SKIP() << "openssl CLI not available to make a cert";
+  HttpServerOptions options;
+  options.tls_cert_file = cert;
+  options.tls_key_file = key;
+  auto server = StartServer(options);
+  ASSERT_NE(server, nullptr);
+  EXPECT_EQ(server->url().rfind("https://", 0), 0u);
+  httplib::SSLClient client("127.0.0.1", server->port());
+  client.set_ca_cert_path(cert.c_str());
+  client.enable_server_certificate_verification(true);
+  auto res = client.Get("/hello");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  // Plain HTTP to the TLS port gets nothing useful.
+  httplib::Client plain("127.0.0.1", server->port());
+  auto bad = plain.Get("/hello");
+  EXPECT_TRUE(!bad || bad->status != 200);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace lens
