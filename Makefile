@@ -43,12 +43,12 @@ configure: deps
 build: configure
 	@$(START); cmake --build $(BUILD) -j $(JOBS); $(call DONE,build)
 
-# Until `lens up` exists, running Lens means parsing the example training logs.
+# `lens up`: Lens on this machine in the foreground (today the node agent: GPU/RDMA/node probes,
+# /metrics and the node REST API on 127.0.0.1:8989). Ctrl-C stops it. UP_ARGS adds flags.
+UP_ARGS ?=
 run: configure
 	@$(START); cmake --build $(BUILD) -j $(JOBS) --target lens_cli; $(call DONE,build lens)
-	@for log in examples/logs/*.log; do \
-	  echo; echo "### lens parse-log $$log"; $(LENS) parse-log "$$log"; \
-	done
+	$(LENS) up $(UP_ARGS)
 
 test:
 	@mkdir -p $(BUILD); rm -f $(TIMES); start_all=$$(date +%s); \
@@ -78,8 +78,8 @@ test-asan: deps
 	$(call DONE,ctest (asan))
 
 # ThreadSanitizer on the concurrent suites only (concurrent store writers and readers, on SQLite and
-# on PostgreSQL): building the rest under TSan would double the build time and test nothing new.
-TSAN_TESTS := store_concurrency_test
+# on PostgreSQL; the node agent's loop against concurrent readers): building the rest under TSan would double the build time and test nothing new.
+TSAN_TESTS := store_concurrency_test agent_node_agent_test
 test-tsan: deps
 	@$(START); mkdir -p $(TSAN_BUILD); cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DLENS_SANITIZE=thread \
@@ -88,7 +88,8 @@ test-tsan: deps
 	  || { cat $(TSAN_BUILD)/configure.log; exit 1; }; $(call DONE,configure (tsan))
 	@$(START); cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS); $(call DONE,build (tsan))
 	@$(START); for t in $(TSAN_TESTS); do \
-	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(TSAN_BUILD)/test/store/$$t; done; \
+	  bin=$$(find $(TSAN_BUILD)/test -name $$t -type f -perm -u+x | head -1); \
+	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $$bin; done; \
 	  $(call DONE,tests (tsan))
 
 fuzz:
