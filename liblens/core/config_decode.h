@@ -161,7 +161,9 @@ inline Status ValidatePort(int port) {
   return OkStatus();
 }
 
-inline Status ValidateListenAddress(std::string_view address) {
+// `allow_any_port`: port 0 (the kernel picks a free one) is accepted.
+inline Status ValidateListenAddress(std::string_view address,
+                                    bool allow_any_port = false) {
   if (address.empty()) return OkStatus();
   const size_t colon = address.rfind(':');
   if (colon == std::string_view::npos) {
@@ -181,9 +183,10 @@ inline Status ValidateListenAddress(std::string_view address) {
   auto [end, ec] =
       std::from_chars(port.data(), port.data() + port.size(), value);
   if (port.empty() || ec != std::errc() || end != port.data() + port.size() ||
-      value < 1 || value > 65535) {
+      value < (allow_any_port ? 0 : 1) || value > 65535) {
     return InvalidArgumentError("\"" + std::string(address) +
-                                "\": port must be in 1..65535");
+                                "\": port must be in " +
+                                (allow_any_port ? "0" : "1") + "..65535");
   }
   return OkStatus();
 }

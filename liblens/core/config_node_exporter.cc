@@ -55,7 +55,8 @@ Status DecodeInterval(const Ctx& ctx, const YAML::Node& v,
 Status DecodeListen(const Ctx& ctx, const YAML::Node& v,
                     const std::string& path, NodeExporterOptions* out) {
   LENS_ASSIGN_OR_RETURN(out->listen_address, Scalar(ctx, v, path, "a string"));
-  Status s = ValidateListenAddress(out->listen_address);
+  Status s =
+      ValidateListenAddress(out->listen_address, /*allow_any_port=*/true);
   return s.ok() ? s : ctx.Error(v, path, s.message());
 }
 
@@ -94,7 +95,7 @@ Status NodeExporterOptions::Validate() const {
     return InvalidArgumentError(
         "sysfsRoot, procfsRoot and devRoot must not be empty");
   }
-  LENS_RETURN_IF_ERROR(config::ValidateListenAddress(listen_address)
+  LENS_RETURN_IF_ERROR(config::ValidateListenAddress(listen_address, true)
                            .WithContext("listenAddress"));
   if (interval < std::chrono::milliseconds(100)) {
     return InvalidArgumentError("interval: must be at least 100ms");

@@ -1,5 +1,6 @@
 // HttpServer over cpp-httplib (the only file that sees httplib types).
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <cctype>
@@ -220,6 +221,12 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(
   server->new_task_queue = [threads] {
     return new httplib::ThreadPool(threads);
   };
+  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would
+  // let a second agent bind the same port and silently take half the scrapes.
+  server->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   server->set_payload_max_length(options.max_body_bytes);
   server->set_read_timeout(options.read_timeout);
   server->set_write_timeout(options.write_timeout);

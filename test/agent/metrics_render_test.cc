@@ -73,7 +73,7 @@ TEST(MetricsRenderTest, MI300XExpositionIsValidAndTyped) {
     EXPECT_EQ(type == "counter", total) << name << " is a " << type;
   }
   EXPECT_EQ(e.types.at("lens_gpu_utilization_ratio"), "gauge");
-  EXPECT_EQ(e.types.at("lens_gpu_energy_joules_total"), "counter");
+  EXPECT_EQ(e.types.at("lens_gpu_ecc_errors_total"), "counter");
   EXPECT_EQ(e.types.at("lens_rdma_port_transmit_bytes_total"), "counter");
   EXPECT_EQ(e.types.at("lens_rdma_port_hw_counter_total"), "counter");
   int utilization = 0;

@@ -144,7 +144,7 @@ TEST(PrometheusE2ETest, ScrapesTheAgentAndKeepsCounterAndGaugeTypes) {
     const char* type;
   };
   for (const Want& w : {Want{"lens_rdma_port_transmit_bytes_total", "counter"},
-                        Want{"lens_gpu_energy_joules_total", "counter"},
+                        Want{"lens_gpu_ecc_errors_total", "counter"},
                         Want{"lens_gpu_power_watts", "gauge"},
                         Want{"lens_gpu_temperature_celsius", "gauge"},
                         Want{"rdma_stat_port_xmit_data", "counter"},
