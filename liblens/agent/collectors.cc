@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "agent/gpu_allocation.h"
+#include "gpu/pci_numa.h"
 #include "lens/log.h"
 #include "lens/node_agent.h"
 
