@@ -24,7 +24,10 @@ std::string Quoted(std::string_view text) {
   return out;
 }
 
-// pread until EOF or `max_bytes`.
+// pread until EOF or `max_bytes`. A read that returns less than asked for is
+// the end: sysfs attributes come whole in one read (at most a page), seq_file
+// (procfs) fills the buffer unless it reached the end, and regular files only
+// return short at EOF. Stopping there saves the second, empty read per value.
 Status ReadAll(int fd, const std::string& path, size_t max_bytes,
                std::string* out) {
   out->clear();
@@ -32,8 +35,8 @@ Status ReadAll(int fd, const std::string& path, size_t max_bytes,
   for (;;) {
     size_t used = out->size();
     out->resize(std::max(cap, used + 1));
-    ssize_t n = ::pread(fd, out->data() + used, out->size() - used,
-                        static_cast<off_t>(used));
+    const size_t want = out->size() - used;
+    ssize_t n = ::pread(fd, out->data() + used, want, static_cast<off_t>(used));
     if (n < 0) {
       if (errno == EINTR) {
         out->resize(used);
@@ -44,12 +47,12 @@ Status ReadAll(int fd, const std::string& path, size_t max_bytes,
       return ErrnoError(err, "read " + path);
     }
     out->resize(used + static_cast<size_t>(n));
-    if (n == 0) return OkStatus();
     if (out->size() > max_bytes) {
       return ResourceExhaustedError("read " + path + ": larger than " +
                                     std::to_string(max_bytes) + " bytes");
     }
-    if (out->size() == out->capacity()) cap = out->size() * 2;
+    if (static_cast<size_t>(n) < want) return OkStatus();
+    cap = out->size() * 2;
   }
 }
 
