@@ -76,8 +76,9 @@ struct LENS_EXPORT NodeSnapshot {
   std::vector<CollectorState> collectors;
 };
 
-// One source of node state. Collect() runs on the agent's loop thread only
-// (never concurrently with itself) and updates its own part of `next`, which
+// One source of node state. Collect() is never called concurrently with
+// itself, but the collectors of one cycle run side by side on their own
+// threads: each must update only its own part of `next`, which
 // holds the previous cycle's values on entry (so a collector that keeps its
 // part when nothing changed does nothing). A failure is recorded in the
 // collector's state and logged once by the agent; the part keeps its previous

@@ -7,6 +7,7 @@
 
 #include "agent/metrics_render.h"
 #include "agent/rest.h"
+#include "agent/worker.h"
 #include "lens/log.h"
 #include "lens/metrics.h"
 
@@ -42,6 +43,9 @@ struct NodeAgent::Impl {
   std::vector<std::chrono::steady_clock::time_point>
       last_run;                         // GUARDED_BY(run_mu)
   std::shared_ptr<NodeSnapshot> spare;  // GUARDED_BY(run_mu)
+  // One per collector after the first. Idle between cycles (RunCycle waits
+  // for every task it posts).
+  std::vector<std::unique_ptr<agent::Worker>> workers;
 
   mutable std::mutex snapshot_mu;
   std::shared_ptr<NodeSnapshot> current;  // GUARDED_BY(snapshot_mu)
@@ -67,6 +71,44 @@ struct NodeAgent::Impl {
     return std::make_shared<NodeSnapshot>();
   }
 
+  // Runs collector `i` if it is due, recording its state. Called on the
+  // collector's own worker (or the cycle's thread for the first one).
+  void RunCollector(size_t i, NodeSnapshot* next, Status* result) {
+    Collector& c = *registry.collectors()[i];
+    CollectorState& state = states[i];
+    const auto now = std::chrono::steady_clock::now();
+    if (state.runs > 0 && c.min_interval().count() > 0 &&
+        now - last_run[i] < c.min_interval()) {
+      return;
+    }
+    bool rescanned = false;
+    Status st = c.Collect(next, &rescanned);
+    const auto end = std::chrono::steady_clock::now();
+    last_run[i] = now;
+    ++state.runs;
+    if (rescanned) ++state.rescans;
+    state.last_duration = end - now;
+    state.last_run = next->time;
+    if (!st.ok()) {
+      ++state.failures;
+      // Log once per change of error, not every cycle.
+      if (state.last_ok || state.last_error != st.message()) {
+        LENS_LOG(WARN)
+                .Field("collector", state.name)
+                .Field("error", st.message())
+            << "collector failed";
+      }
+      state.last_error = st.message();
+      *result = st.WithContext(state.name);
+    } else {
+      if (!state.last_ok && state.runs > 1) {
+        LENS_LOG(INFO).Field("collector", state.name) << "collector recovered";
+      }
+      state.last_error.clear();
+    }
+    state.last_ok = st.ok();
+  }
+
   Status RunCycle() {
     std::lock_guard lock(run_mu);
     std::shared_ptr<NodeSnapshot> prev = Current();
@@ -74,42 +116,23 @@ struct NodeAgent::Impl {
     *next = *prev;
     next->cycle = prev->cycle + 1;
     next->time = std::chrono::system_clock::now();
+    // Collectors touch disjoint parts of `next` and their own state, so they
+    // run side by side: the first on this thread, the others on workers.
+    const size_t n = registry.size();
+    std::vector<Status> results(n);
+    for (size_t i = 1; i < n; ++i) {
+      workers[i - 1]->Post([this, i, &next, &results] {
+        RunCollector(i, next.get(), &results[i]);
+      });
+    }
+    if (n > 0) RunCollector(0, next.get(), &results[0]);
+    for (size_t i = 1; i < n; ++i) workers[i - 1]->Wait();
     Status first_error;
-    auto& collectors = registry.collectors();
-    for (size_t i = 0; i < collectors.size(); ++i) {
-      Collector& c = *collectors[i];
-      const auto now = std::chrono::steady_clock::now();
-      if (states[i].runs > 0 && c.min_interval().count() > 0 &&
-          now - last_run[i] < c.min_interval()) {
-        continue;
-      }
-      bool rescanned = false;
-      Status st = c.Collect(next.get(), &rescanned);
-      const auto end = std::chrono::steady_clock::now();
-      last_run[i] = now;
-      CollectorState& state = states[i];
-      ++state.runs;
-      if (rescanned) ++state.rescans;
-      state.last_duration = end - now;
-      state.last_run = next->time;
+    for (const Status& st : results) {
       if (!st.ok()) {
-        ++state.failures;
-        // Log once per change of error, not every cycle.
-        if (state.last_ok || state.last_error != st.message()) {
-          LENS_LOG(WARN)
-                  .Field("collector", state.name)
-                  .Field("error", st.message())
-              << "collector failed";
-        }
-        state.last_error = st.message();
-        if (first_error.ok()) first_error = st.WithContext(state.name);
-      } else if (!state.last_ok && state.runs > 1) {
-        LENS_LOG(INFO).Field("collector", state.name) << "collector recovered";
-        state.last_error.clear();
-      } else {
-        state.last_error.clear();
+        first_error = st;
+        break;
       }
-      state.last_ok = st.ok();
     }
     next->collectors = states;
     {
@@ -131,6 +154,9 @@ NodeAgent::NodeAgent(NodeAgentOptions options, CollectorRegistry collectors)
     impl_->states.push_back(std::move(state));
   }
   impl_->last_run.resize(impl_->states.size());
+  for (size_t i = 1; i < impl_->states.size(); ++i) {
+    impl_->workers.push_back(std::make_unique<agent::Worker>());
+  }
   impl_->current = std::make_shared<NodeSnapshot>();
   impl_->current->node_name = impl_->options.node_name;
   impl_->current->collectors = impl_->states;
