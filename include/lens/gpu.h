@@ -18,7 +18,14 @@
 // with its real PCI domain), never by the PCI device id, which every GPU of a
 // model shares. A partitioned AMD GPU (CPX/DPX compute partitions) appears as
 // one GpuInfo per logical GPU, all with the physical GPU's BDF and serial and
-// distinct partition_id values.
+// distinct partition_id values. Values that belong to the physical device
+// (power, temperatures, clocks, VRAM, ECC, power cap) are reported on
+// partition 0 only, so sums over GPUs stay right.
+//
+// Source coverage: amdgpu sysfs has no energy counter (only the binary
+// gpu_metrics blob) and no throttle reasons, so AMD GPUs report
+// energy_joules only where a driver exposes hwmon energy1_input, and
+// throttle reasons never; NVML reports both.
 #ifndef LENS_GPU_H_
 #define LENS_GPU_H_
 
