@@ -112,10 +112,16 @@ class LENS_EXPORT CollectorRegistry {
 };
 
 // Built-in collectors.
-// GPUs of `sources` (AMD sysfs, NVML, ...), plus the DRI mapping.
+// GPUs of `sources` (AMD sysfs, NVML, ...), plus the DRI mapping. The device
+// set token of each source (and of class/infiniband for RDMA) is re-read at
+// most every `device_check_interval` (0: every cycle), and always right after
+// a failed sample; a changed token triggers a rescan.
 LENS_EXPORT std::unique_ptr<Collector> NewGpuCollector(
-    const HostRoots& roots, std::vector<std::unique_ptr<GpuSource>> sources);
-LENS_EXPORT std::unique_ptr<Collector> NewRdmaCollector(const HostRoots& roots);
+    const HostRoots& roots, std::vector<std::unique_ptr<GpuSource>> sources,
+    std::chrono::milliseconds device_check_interval = {});
+LENS_EXPORT std::unique_ptr<Collector> NewRdmaCollector(
+    const HostRoots& roots,
+    std::chrono::milliseconds device_check_interval = {});
 LENS_EXPORT std::unique_ptr<Collector> NewNodeFactsCollector(
     const HostRoots& roots, std::chrono::milliseconds interval);
 // Ephemeral storage (/stats/summary) and GPU allocation (/pods) from the
@@ -128,6 +134,9 @@ struct LENS_EXPORT NodeAgentOptions {
   std::string node_name;  // $NODE_NAME; defaults to the hostname
   std::string node_ip;    // $NODE_IP; informational
   std::chrono::milliseconds interval{5000};
+  // How often the GPU and RDMA collectors look for added or removed devices
+  // (a directory listing); a failed sample always triggers a look.
+  std::chrono::milliseconds device_check_interval{30000};
   // Also export the original platform's metric names.
   bool compat_names = false;
   bool amd_gpus = true;

@@ -25,11 +25,35 @@ Status CollectorRegistry::Add(std::unique_ptr<Collector> collector) {
 
 namespace {
 
+// When to re-read a device set token (a directory listing: ~80 us for an
+// MI300X node's class/drm): before the first scan, after a failed sample, and
+// otherwise at most every `interval` (0: every cycle).
+class DeviceCheck {
+ public:
+  explicit DeviceCheck(std::chrono::milliseconds interval)
+      : interval_(interval) {}
+  bool Due() const {
+    return force_ || interval_.count() == 0 ||
+           std::chrono::steady_clock::now() - last_ >= interval_;
+  }
+  void Done() {
+    last_ = std::chrono::steady_clock::now();
+    force_ = false;
+  }
+  void Force() { force_ = true; }
+
+ private:
+  std::chrono::milliseconds interval_;
+  std::chrono::steady_clock::time_point last_;
+  bool force_ = true;
+};
+
 // GPUs of several sources, concatenated in source order and renumbered.
 class GpuCollector final : public Collector {
  public:
-  GpuCollector(HostRoots roots, std::vector<std::unique_ptr<GpuSource>> sources)
-      : roots_(std::move(roots)) {
+  GpuCollector(HostRoots roots, std::vector<std::unique_ptr<GpuSource>> sources,
+               std::chrono::milliseconds device_check_interval)
+      : roots_(std::move(roots)), check_(device_check_interval) {
     for (auto& s : sources) {
       SourceState state;
       state.source = std::move(s);
@@ -40,7 +64,9 @@ class GpuCollector final : public Collector {
 
   Status Collect(NodeSnapshot* next, bool* rescanned) override {
     bool changed = false;
+    const bool check = check_.Due();
     for (SourceState& s : sources_) {
+      if (!check && s.scanned) continue;
       StatusOr<std::string> token = s.source->DeviceSetToken();
       if (!s.scanned || !token.ok() || *token != s.token) {
         LENS_ASSIGN_OR_RETURN(s.infos, s.source->Scan());
@@ -49,6 +75,7 @@ class GpuCollector final : public Collector {
         changed = true;
       }
     }
+    if (check) check_.Done();
     if (changed || next->gpus.empty() != AllEmpty()) Rebuild(next);
     *rescanned = changed;
     next->gpu_samples.resize(next->gpus.size());
@@ -99,34 +126,44 @@ class GpuCollector final : public Collector {
   }
 
   HostRoots roots_;
+  DeviceCheck check_;
   std::vector<SourceState> sources_;
 };
 
 class RdmaCollector final : public Collector {
  public:
-  explicit RdmaCollector(const HostRoots& roots) : reader_(roots) {}
+  RdmaCollector(const HostRoots& roots,
+                std::chrono::milliseconds device_check_interval)
+      : reader_(roots), check_(device_check_interval) {}
   std::string_view name() const override { return "rdma"; }
 
   Status Collect(NodeSnapshot* next, bool* rescanned) override {
-    StatusOr<std::string> token = reader_.DeviceSetToken();
     *rescanned = false;
-    if (!scanned_ || !token.ok() || *token != token_) {
-      LENS_ASSIGN_OR_RETURN(next->rdma_devices, reader_.Scan());
-      token_ = token.ok() ? *token : std::string();
-      scanned_ = token.ok();
-      *rescanned = true;
+    if (!scanned_ || check_.Due()) {
+      StatusOr<std::string> token = reader_.DeviceSetToken();
+      check_.Done();
+      if (!scanned_ || !token.ok() || *token != token_) {
+        LENS_ASSIGN_OR_RETURN(next->rdma_devices, reader_.Scan());
+        token_ = token.ok() ? *token : std::string();
+        scanned_ = token.ok();
+        *rescanned = true;
+      }
     }
     if (next->rdma_devices.empty()) {
       next->rdma_ports.clear();
       return OkStatus();
     }
     Status st = reader_.Sample(&next->rdma_ports);
-    if (!st.ok()) scanned_ = false;
+    if (!st.ok()) {
+      scanned_ = false;
+      check_.Force();
+    }
     return st;
   }
 
  private:
   RdmaReader reader_;
+  DeviceCheck check_;
   bool scanned_ = false;
   std::string token_;
 };
@@ -186,12 +223,15 @@ class KubeletCollector final : public Collector {
 }  // namespace
 
 std::unique_ptr<Collector> NewGpuCollector(
-    const HostRoots& roots, std::vector<std::unique_ptr<GpuSource>> sources) {
-  return std::make_unique<GpuCollector>(roots, std::move(sources));
+    const HostRoots& roots, std::vector<std::unique_ptr<GpuSource>> sources,
+    std::chrono::milliseconds device_check_interval) {
+  return std::make_unique<GpuCollector>(roots, std::move(sources),
+                                        device_check_interval);
 }
 
-std::unique_ptr<Collector> NewRdmaCollector(const HostRoots& roots) {
-  return std::make_unique<RdmaCollector>(roots);
+std::unique_ptr<Collector> NewRdmaCollector(
+    const HostRoots& roots, std::chrono::milliseconds device_check_interval) {
+  return std::make_unique<RdmaCollector>(roots, device_check_interval);
 }
 
 std::unique_ptr<Collector> NewNodeFactsCollector(
@@ -219,8 +259,11 @@ CollectorRegistry DefaultNodeCollectors(const NodeAgentOptions& options) {
   }
   // Names are unique here, so Add cannot fail.
   if (!sources.empty())
-    (void)registry.Add(NewGpuCollector(options.roots, std::move(sources)));
-  if (options.rdma) (void)registry.Add(NewRdmaCollector(options.roots));
+    (void)registry.Add(NewGpuCollector(options.roots, std::move(sources),
+                                       options.device_check_interval));
+  if (options.rdma)
+    (void)registry.Add(
+        NewRdmaCollector(options.roots, options.device_check_interval));
   (void)registry.Add(
       NewNodeFactsCollector(options.roots, options.node_facts_interval));
   if (!options.kubelet.url.empty()) {
