@@ -28,7 +28,7 @@ namespace lens {
 
 // One counter file's value.
 struct LENS_EXPORT RdmaCounter {
-  std::string name;  // file name: "port_rcv_packets", "out_of_buffer"
+  std::string name;       // file name: "port_rcv_packets", "out_of_buffer"
   bool hardware = false;  // from hw_counters/ (driver-specific)
   uint64_t value = 0;
   bool operator==(const RdmaCounter&) const = default;
@@ -66,13 +66,13 @@ struct LENS_EXPORT RdmaPort {
 
 // Static facts about one RDMA device. Plain value.
 struct LENS_EXPORT RdmaDevice {
-  std::string name;            // "mlx5_0"
-  std::string node_guid;       // "b8ce:f603:00a1:2b3c"
+  std::string name;       // "mlx5_0"
+  std::string node_guid;  // "b8ce:f603:00a1:2b3c"
   std::string sys_image_guid;
-  std::string fw_version;      // fw_ver
-  std::string board_id;        // "MT_0000000838"
-  std::string hca_type;        // "MT4129"
-  std::string node_type;       // "CA" (the "1: " prefix removed)
+  std::string fw_version;            // fw_ver
+  std::string board_id;              // "MT_0000000838"
+  std::string hca_type;              // "MT4129"
+  std::string node_type;             // "CA" (the "1: " prefix removed)
   std::vector<std::string> netdevs;  // from device/net/*, sorted
   std::string bdf;                   // PCI address of the function
   std::optional<int> numa_node;
@@ -96,6 +96,14 @@ class LENS_EXPORT RdmaReader {
   // devices in Scan order). A counter that cannot be read this time is left
   // out; fails only when nothing could be read.
   Status Sample(std::vector<RdmaPortCounters>* out);
+  // Ports of the last Scan, in Sample order.
+  size_t port_count() const;
+  // Samples ports [begin, end) into (*out)[begin, end); `out` must already
+  // hold port_count() entries. Calls on disjoint ranges may run concurrently
+  // (the node agent splits a large HCA set across threads); nothing else may
+  // run at the same time. InvalidArgument for a bad range or size.
+  Status SamplePorts(size_t begin, size_t end,
+                     std::vector<RdmaPortCounters>* out);
   // Sorted device names under class/infiniband, joined: when it differs from
   // the one at the last Scan the caller rescans.
   StatusOr<std::string> DeviceSetToken() const;

@@ -151,7 +151,6 @@ struct RdmaReader::Impl {
   std::string class_dir;  // <sysfs>/class/infiniband
   bool scanned = false;
   std::vector<PortFiles> ports;  // Scan order: devices, then their ports
-  std::string buffer;            // reused by Sample's enum reads
 };
 
 RdmaReader::RdmaReader(HostRoots roots) : impl_(std::make_unique<Impl>()) {
@@ -190,17 +189,34 @@ StatusOr<std::vector<RdmaDevice>> RdmaReader::Scan() {
 }
 
 Status RdmaReader::Sample(std::vector<RdmaPortCounters>* out) {
+  if (impl_->scanned) out->resize(impl_->ports.size());
+  return SamplePorts(0, impl_->ports.size(), out);
+}
+
+size_t RdmaReader::port_count() const { return impl_->ports.size(); }
+
+Status RdmaReader::SamplePorts(size_t begin, size_t end,
+                               std::vector<RdmaPortCounters>* out) {
   if (!impl_->scanned) {
     return FailedPreconditionError(
         "RdmaReader::Sample: no successful Scan to sample");
   }
-  const auto now = std::chrono::system_clock::now();
-  out->resize(impl_->ports.size());
-  SampleTally tally;
-  for (size_t i = 0; i < impl_->ports.size(); ++i) {
-    SamplePort(impl_->ports[i], now, &impl_->buffer, &(*out)[i], &tally);
+  if (begin > end || end > impl_->ports.size() ||
+      out->size() != impl_->ports.size()) {
+    return InvalidArgumentError("RdmaReader::SamplePorts: range [" +
+                                std::to_string(begin) + ", " +
+                                std::to_string(end) + ") or output size " +
+                                std::to_string(out->size()) + " does not fit " +
+                                std::to_string(impl_->ports.size()) + " ports");
   }
-  if (tally.reads_ok == 0 && !tally.first_error.ok()) {
+  const auto now = std::chrono::system_clock::now();
+  // One scratch buffer per thread: ranges may be sampled concurrently.
+  thread_local std::string buffer;
+  SampleTally tally;
+  for (size_t i = begin; i < end; ++i) {
+    SamplePort(impl_->ports[i], now, &buffer, &(*out)[i], &tally);
+  }
+  if (begin < end && tally.reads_ok == 0 && !tally.first_error.ok()) {
     return UnavailableError("sample " + impl_->class_dir +
                             ": no RDMA port file could be read; first error: " +
                             tally.first_error.message());
