@@ -51,7 +51,7 @@ void BindProbes(py::module_& m) {
           if (!gpus.ok()) return gpus.status();
           r->gpus = std::move(*gpus);
           return OkStatus();
-        })["gpus"];
+        }).attr("__getitem__")("gpus");
       },
       "sysfs_root"_a = "/sys", "procfs_root"_a = "/proc", "dev_root"_a = "/dev",
       "nvml"_a = true,
@@ -72,7 +72,7 @@ void BindProbes(py::module_& m) {
           if (!rdma.ok()) return rdma.status();
           r->rdma = std::move(*rdma);
           return OkStatus();
-        })["rdma"];
+        }).attr("__getitem__")("rdma");
       },
       "sysfs_root"_a = "/sys", "procfs_root"_a = "/proc", "dev_root"_a = "/dev",
       "RDMA devices from class/infiniband as a list of dicts (name, "
@@ -88,7 +88,7 @@ void BindProbes(py::module_& m) {
           if (!facts.ok()) return facts.status();
           r->node = std::move(*facts);
           return OkStatus();
-        })["node"];
+        }).attr("__getitem__")("node");
       },
       "sysfs_root"_a = "/sys", "procfs_root"_a = "/proc", "dev_root"_a = "/dev",
       "Node facts as a dict: hostname, kernel_release, os_name, cpu_model, "

@@ -120,6 +120,14 @@ class HttplibServer final : public HttpServer {
           return PreRoute(req, res);
         });
     thread_ = std::thread([this] { server_->listen_after_bind(); });
+    // httplib's stop() does nothing until the accept loop runs, so a Stop()
+    // right after Start() would leave the thread listening forever: wait for
+    // the loop to start.
+    for (int i = 0; i < 5000 && !server_->is_running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (!server_->is_running())
+      return InternalError("http server did not start listening");
     return OkStatus();
   }
 

@@ -172,8 +172,9 @@ TEST(ProbeReportTest, JsonHasTheDocumentedKeys) {
        {"vendor", "index", "bdf", "model", "serial", "vram_total_bytes"}) {
     EXPECT_TRUE(g.HasMember(key)) << key;
   }
-  if (g.HasMember("utilization_ratio"))
+  if (g.HasMember("utilization_ratio")) {
     EXPECT_LE(g["utilization_ratio"].GetDouble(), 1.0);
+  }
   ASSERT_EQ(doc["rdma"].Size(), 8u);
   const auto& r = doc["rdma"][0];
   for (const char* key :
