@@ -14,8 +14,8 @@ namespace lens::cli {
 struct NodeAgentFlags {
   std::string config_file;
   std::optional<std::string> sysfs_root, procfs_root, dev_root, listen,
-      bearer_token_file, tls_cert, tls_key, kubelet_url, kubelet_token_file,
-      kubelet_ca_file, log_level;
+      bearer_token_file, tls_cert, tls_key, amd_smi, kubelet_url,
+      kubelet_token_file, kubelet_ca_file, log_level;
   std::optional<double> interval_seconds;
   bool compat_names = false;
   bool kubelet_insecure = false;
@@ -51,6 +51,10 @@ struct NodeAgentFlags {
     app.add_flag("--kubelet-insecure-skip-verify", kubelet_insecure,
                  "do not verify the kubelet's certificate");
     app.add_flag("--no-nvml", no_nvml, "do not load NVML");
+    app.add_option("--amd-smi", amd_smi,
+                   "run this amd-smi (list, static) after each GPU rescan to "
+                   "fill what sysfs "
+                   "lacks; never per cycle");
     app.add_option("--log-level", log_level, "debug | info | warn | error");
   }
 
@@ -79,6 +83,7 @@ struct NodeAgentFlags {
     if (kubelet_ca_file) n.kubelet_ca_file = *kubelet_ca_file;
     if (kubelet_insecure) n.kubelet_insecure_skip_verify = true;
     if (no_nvml) n.nvidia_gpus = false;
+    if (amd_smi) n.amd_smi_path = *amd_smi;
     if (log_level) {
       StatusOr<LogLevel> level = ParseLogLevel(*log_level);
       if (!level.ok()) return level.status().WithContext("--log-level");

@@ -89,6 +89,9 @@ struct LENS_EXPORT NodeExporterOptions {
   bool amd_gpus = true;
   bool nvidia_gpus = true;
   bool rdma = true;
+  // `amdSmiPath`: amd-smi executable run (list + static, 10 s limit each)
+  // after each GPU rescan to fill what sysfs lacks; empty: never run.
+  std::string amd_smi_path;
   // `kubeletUrl` (empty: no kubelet collector), `kubeletTokenFile`,
   // `kubeletCaFile`, `kubeletInsecureSkipVerify`.
   std::string kubelet_url;

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lens/amd_smi.h"
 #include "lens/config.h"
 #include "lens/export.h"
 #include "lens/gpu.h"
@@ -111,14 +112,25 @@ class LENS_EXPORT CollectorRegistry {
   std::vector<std::unique_ptr<Collector>> collectors_;
 };
 
+// Knobs of the GPU collector.
+struct LENS_EXPORT GpuCollectorOptions {
+  // The device set token of each source is re-read at most this often (0:
+  // every cycle), and always right after a failed sample; a changed token
+  // triggers a rescan.
+  std::chrono::milliseconds device_check_interval{};
+  // When set, amd-smi (`list` and `static`, each within its time limit) runs
+  // after every rescan, never per cycle, and fills only the inventory fields
+  // sysfs left empty (ApplyAmdSmi). A failure is logged and the sysfs
+  // inventory is used as it is.
+  std::optional<AmdSmiRunOptions> amd_smi;
+};
+
 // Built-in collectors.
-// GPUs of `sources` (AMD sysfs, NVML, ...), plus the DRI mapping. The device
-// set token of each source (and of class/infiniband for RDMA) is re-read at
-// most every `device_check_interval` (0: every cycle), and always right after
-// a failed sample; a changed token triggers a rescan.
+// GPUs of `sources` (AMD sysfs, NVML, ...), plus the DRI mapping.
 LENS_EXPORT std::unique_ptr<Collector> NewGpuCollector(
     const HostRoots& roots, std::vector<std::unique_ptr<GpuSource>> sources,
-    std::chrono::milliseconds device_check_interval = {});
+    const GpuCollectorOptions& options = {});
+// The device set of class/infiniband is re-read as for GPUs.
 LENS_EXPORT std::unique_ptr<Collector> NewRdmaCollector(
     const HostRoots& roots,
     std::chrono::milliseconds device_check_interval = {});
@@ -137,6 +149,10 @@ struct LENS_EXPORT NodeAgentOptions {
   // How often the GPU and RDMA collectors look for added or removed devices
   // (a directory listing); a failed sample always triggers a look.
   std::chrono::milliseconds device_check_interval{30000};
+  // amd-smi executable to enrich the AMD inventory after each rescan; empty:
+  // amd-smi is never run.
+  std::string amd_smi_path;
+  std::chrono::milliseconds amd_smi_timeout{10000};
   // Also export the original platform's metric names.
   bool compat_names = false;
   bool amd_gpus = true;

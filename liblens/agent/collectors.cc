@@ -53,8 +53,10 @@ class DeviceCheck {
 class GpuCollector final : public Collector {
  public:
   GpuCollector(HostRoots roots, std::vector<std::unique_ptr<GpuSource>> sources,
-               std::chrono::milliseconds device_check_interval)
-      : roots_(std::move(roots)), check_(device_check_interval) {
+               const GpuCollectorOptions& options)
+      : roots_(std::move(roots)),
+        check_(options.device_check_interval),
+        amd_smi_(options.amd_smi) {
     for (auto& s : sources) {
       SourceState state;
       state.source = std::move(s);
@@ -126,8 +128,28 @@ class GpuCollector final : public Collector {
     next->dri = dri.ok() ? std::move(*dri) : std::vector<DriMapping>{};
   }
 
+  // Runs amd-smi's inventory commands once per rescan (never per cycle).
+  void ApplyAmdSmiInventory(std::vector<GpuInfo>* gpus) {
+    const bool any_amd = std::any_of(
+        gpus->begin(), gpus->end(),
+        [](const GpuInfo& g) { return g.vendor == GpuVendor::kAmd; });
+    if (!any_amd) return;
+    AmdSmiRunOptions run = *amd_smi_;
+    run.commands = {AmdSmiCommand::kList, AmdSmiCommand::kStatic};
+    StatusOr<std::vector<AmdSmiGpu>> smi = RunAmdSmi(run);
+    StatusOr<size_t> applied =
+        smi.ok() ? ApplyAmdSmi(*smi, gpus, nullptr) : smi.status();
+    if (!applied.ok()) {
+      LENS_LOG(WARN).Field("error", applied.status().message())
+          << "amd-smi inventory not used; sysfs values stand";
+    } else {
+      LENS_LOG(DEBUG).Field("gpus", *applied) << "amd-smi inventory applied";
+    }
+  }
+
   HostRoots roots_;
   DeviceCheck check_;
+  std::optional<AmdSmiRunOptions> amd_smi_;
   std::vector<SourceState> sources_;
 };
 
@@ -263,9 +285,8 @@ class KubeletCollector final : public Collector {
 
 std::unique_ptr<Collector> NewGpuCollector(
     const HostRoots& roots, std::vector<std::unique_ptr<GpuSource>> sources,
-    std::chrono::milliseconds device_check_interval) {
-  return std::make_unique<GpuCollector>(roots, std::move(sources),
-                                        device_check_interval);
+    const GpuCollectorOptions& options) {
+  return std::make_unique<GpuCollector>(roots, std::move(sources), options);
 }
 
 std::unique_ptr<Collector> NewRdmaCollector(
@@ -297,9 +318,14 @@ CollectorRegistry DefaultNodeCollectors(const NodeAgentOptions& options) {
     }
   }
   // Names are unique here, so Add cannot fail.
-  if (!sources.empty())
-    (void)registry.Add(NewGpuCollector(options.roots, std::move(sources),
-                                       options.device_check_interval));
+  if (!sources.empty()) GpuCollectorOptions gpu;
+  gpu.device_check_interval = options.device_check_interval;
+  if (!options.amd_smi_path.empty()) {
+    gpu.amd_smi.emplace();
+    gpu.amd_smi->executable = options.amd_smi_path;
+    gpu.amd_smi->timeout = options.amd_smi_timeout;
+  }
+  (void)registry.Add(NewGpuCollector(options.roots, std::move(sources), gpu));
   if (options.rdma)
     (void)registry.Add(
         NewRdmaCollector(options.roots, options.device_check_interval));

@@ -38,6 +38,7 @@ StatusOr<NodeAgentServiceOptions> NodeAgentServiceOptionsFromConfig(
   a.amd_gpus = ne.amd_gpus;
   a.nvidia_gpus = ne.nvidia_gpus;
   a.rdma = ne.rdma;
+  a.amd_smi_path = ne.amd_smi_path;
   a.kubelet.url = ne.kubelet_url;
   a.kubelet.token_file = ne.kubelet_token_file;
   a.kubelet.ca_file = ne.kubelet_ca_file;

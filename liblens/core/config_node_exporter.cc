@@ -73,6 +73,7 @@ constexpr FieldRule<N> kRules[] = {
     {"amdGpus", DecodeFlag<&N::amd_gpus>},
     {"nvidiaGpus", DecodeFlag<&N::nvidia_gpus>},
     {"rdma", DecodeFlag<&N::rdma>},
+    {"amdSmiPath", DecodeString<&N::amd_smi_path>},
     {"kubeletUrl", DecodeString<&N::kubelet_url>},
     {"kubeletTokenFile", DecodeString<&N::kubelet_token_file>},
     {"kubeletCaFile", DecodeString<&N::kubelet_ca_file>},

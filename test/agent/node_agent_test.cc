@@ -3,13 +3,18 @@
 #include "lens/node_agent.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <thread>
 
 #include "core/kernel_file.h"
+#include "lens/amd_smi.h"
 
 namespace lens {
 namespace {
@@ -211,6 +216,74 @@ TEST(NodeAgentTest, HostWithoutDevicesReportsNothingAndFailsNothing) {
   const std::string m = agent.RenderMetrics();
   EXPECT_NE(m.find("lens_node_gpus 0\n"), std::string::npos);
   EXPECT_EQ(m.find("lens_gpu_utilization_ratio"), std::string::npos);
+}
+
+// Writes an executable stand-in for amd-smi that logs each call to
+// `calls` and prints the fixture for the subcommand (or sleeps).
+std::string FakeAmdSmi(const std::filesystem::path& dir,
+                       const std::string& body) {
+  const std::string path = (dir / "amd-smi").string();
+  std::ofstream(path) << "#!/bin/sh\necho \"$1\" >> "
+                      << (dir / "calls").string() << "\n"
+                      << body;
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+TEST(NodeAgentTest, AmdSmiRunsOncePerRescanAndOnlyFillsWhatSysfsLacks) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("lens-amdsmi-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string smi = std::string(LENS_FIXTURES_DIR) + "/amd-smi/";
+  const std::string list = smi + "mi250-mi210_rocm6.3_list.json";
+  const std::string stat =
+      smi + "mi250-mi210_rocm6.3_static_trailing_commas.json";
+  NodeAgentOptions o = FixtureOptions("mi250-mi210");
+  o.amd_smi_path =
+      FakeAmdSmi(dir, "case \"$1\" in list) cat " + list + ";; static) cat " +
+                          stat + ";; *) exit 3;; esac\n");
+  NodeAgent agent(o, DefaultNodeCollectors(o));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(agent.RunOnce().ok());
+  StatusOr<std::string> calls = ReadKernelFile((dir / "calls").string());
+  ASSERT_TRUE(calls.ok()) << calls.status();
+  EXPECT_EQ(*calls, "list\nstatic\n");  // once per rescan, never per cycle
+
+  // What the agent shows is the sysfs inventory with amd-smi applied.
+  auto expected = ProbeGpus(o.roots, GpuProbeOptions{true, false});
+  ASSERT_TRUE(expected.ok());
+  std::vector<GpuInfo> infos;
+  for (const Gpu& g : *expected) infos.push_back(g.info);
+  StatusOr<std::string> list_text = ReadKernelFile(list);
+  StatusOr<std::string> stat_text = ReadKernelFile(stat);
+  ASSERT_TRUE(list_text.ok() && stat_text.ok());
+  auto parsed = ParseAmdSmiOutputs({*list_text, *stat_text});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  auto applied = ApplyAmdSmi(*parsed, &infos, nullptr);
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  EXPECT_GT(*applied, 0u);
+  auto snap = agent.snapshot();
+  ASSERT_EQ(snap->gpus.size(), infos.size());
+  for (size_t i = 0; i < infos.size(); ++i) {
+    EXPECT_EQ(snap->gpus[i], infos[i]) << snap->gpus[i].bdf;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(NodeAgentTest, AHangingAmdSmiIsCutOffAndSysfsStands) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("lens-amdsmi-hang-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  NodeAgentOptions o = FixtureOptions("mi300x-8x-mlx5");
+  o.amd_smi_path = FakeAmdSmi(dir, "sleep 30\n");
+  o.amd_smi_timeout = std::chrono::milliseconds(200);
+  NodeAgent agent(o, DefaultNodeCollectors(o));
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(agent.RunOnce().ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(agent.snapshot()->gpus.size(), 8u);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(NodeAgentTest, RejectsBadOptions) {
