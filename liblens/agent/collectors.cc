@@ -325,7 +325,8 @@ CollectorRegistry DefaultNodeCollectors(const NodeAgentOptions& options) {
     gpu.amd_smi->executable = options.amd_smi_path;
     gpu.amd_smi->timeout = options.amd_smi_timeout;
   }
-  (void)registry.Add(NewGpuCollector(options.roots, std::move(sources), gpu));
+  (void)registry.Add(
+      NewGpuCollector(options.roots, std::move(sources), gpu_options));
   if (options.rdma)
     (void)registry.Add(
         NewRdmaCollector(options.roots, options.device_check_interval));
