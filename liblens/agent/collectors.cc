@@ -122,8 +122,11 @@ class GpuCollector final : public Collector {
     for (const SourceState& s : sources_) {
       next->gpus.insert(next->gpus.end(), s.infos.begin(), s.infos.end());
     }
-    for (size_t i = 0; i < next->gpus.size(); ++i)
+    for (size_t i = 0; i < next->gpus.size(); ++i) {
       next->gpus[i].index = static_cast<int>(i);
+    }
+    gpu::FillNumaNodes(roots_, &next->gpus);
+    if (amd_smi_) ApplyAmdSmiInventory(&next->gpus);
     StatusOr<std::vector<DriMapping>> dri = ReadDriMapping(roots_);
     next->dri = dri.ok() ? std::move(*dri) : std::vector<DriMapping>{};
   }
@@ -318,15 +321,17 @@ CollectorRegistry DefaultNodeCollectors(const NodeAgentOptions& options) {
     }
   }
   // Names are unique here, so Add cannot fail.
-  if (!sources.empty()) GpuCollectorOptions gpu;
-  gpu.device_check_interval = options.device_check_interval;
-  if (!options.amd_smi_path.empty()) {
-    gpu.amd_smi.emplace();
-    gpu.amd_smi->executable = options.amd_smi_path;
-    gpu.amd_smi->timeout = options.amd_smi_timeout;
+  if (!sources.empty()) {
+    GpuCollectorOptions gpu_options;
+    gpu_options.device_check_interval = options.device_check_interval;
+    if (!options.amd_smi_path.empty()) {
+      gpu_options.amd_smi.emplace();
+      gpu_options.amd_smi->executable = options.amd_smi_path;
+      gpu_options.amd_smi->timeout = options.amd_smi_timeout;
+    }
+    (void)registry.Add(
+        NewGpuCollector(options.roots, std::move(sources), gpu_options));
   }
-  (void)registry.Add(
-      NewGpuCollector(options.roots, std::move(sources), gpu_options));
   if (options.rdma)
     (void)registry.Add(
         NewRdmaCollector(options.roots, options.device_check_interval));
