@@ -46,12 +46,13 @@ void BindProbes(py::module_& m) {
       [](const std::string& sysfs, const std::string& procfs,
          const std::string& dev, bool nvml) {
         return Probe([&](ProbeReport* r) {
-          StatusOr<std::vector<Gpu>> gpus =
-              ProbeGpus(Roots(sysfs, procfs, dev), GpuProbeOptions{true, nvml});
-          if (!gpus.ok()) return gpus.status();
-          r->gpus = std::move(*gpus);
-          return OkStatus();
-        }).attr("__getitem__")("gpus");
+                 StatusOr<std::vector<Gpu>> gpus = ProbeGpus(
+                     Roots(sysfs, procfs, dev), GpuProbeOptions{true, nvml});
+                 if (!gpus.ok()) return gpus.status();
+                 r->gpus = std::move(*gpus);
+                 return OkStatus();
+               })
+            .attr("__getitem__")("gpus");
       },
       "sysfs_root"_a = "/sys", "procfs_root"_a = "/proc", "dev_root"_a = "/dev",
       "nvml"_a = true,
@@ -67,12 +68,13 @@ void BindProbes(py::module_& m) {
       [](const std::string& sysfs, const std::string& procfs,
          const std::string& dev) {
         return Probe([&](ProbeReport* r) {
-          StatusOr<std::vector<RdmaProbe>> rdma =
-              ProbeRdma(Roots(sysfs, procfs, dev));
-          if (!rdma.ok()) return rdma.status();
-          r->rdma = std::move(*rdma);
-          return OkStatus();
-        }).attr("__getitem__")("rdma");
+                 StatusOr<std::vector<RdmaProbe>> rdma =
+                     ProbeRdma(Roots(sysfs, procfs, dev));
+                 if (!rdma.ok()) return rdma.status();
+                 r->rdma = std::move(*rdma);
+                 return OkStatus();
+               })
+            .attr("__getitem__")("rdma");
       },
       "sysfs_root"_a = "/sys", "procfs_root"_a = "/proc", "dev_root"_a = "/dev",
       "RDMA devices from class/infiniband as a list of dicts (name, "
@@ -84,11 +86,13 @@ void BindProbes(py::module_& m) {
       [](const std::string& sysfs, const std::string& procfs,
          const std::string& dev) {
         return Probe([&](ProbeReport* r) {
-          StatusOr<NodeFacts> facts = ReadNodeFacts(Roots(sysfs, procfs, dev));
-          if (!facts.ok()) return facts.status();
-          r->node = std::move(*facts);
-          return OkStatus();
-        }).attr("__getitem__")("node");
+                 StatusOr<NodeFacts> facts =
+                     ReadNodeFacts(Roots(sysfs, procfs, dev));
+                 if (!facts.ok()) return facts.status();
+                 r->node = std::move(*facts);
+                 return OkStatus();
+               })
+            .attr("__getitem__")("node");
       },
       "sysfs_root"_a = "/sys", "procfs_root"_a = "/proc", "dev_root"_a = "/dev",
       "Node facts as a dict: hostname, kernel_release, os_name, cpu_model, "

@@ -112,8 +112,8 @@ struct LENS_EXPORT GpuSample {
   std::optional<double> memory_utilization_ratio;  // memory controller busy
   std::optional<uint64_t> vram_used_bytes;
   std::optional<uint64_t> vram_total_bytes;
-  std::optional<double> power_watts;          // average board power
-  std::optional<double> energy_joules;        // since driver load (counter)
+  std::optional<double> power_watts;    // average board power
+  std::optional<double> energy_joules;  // since driver load (counter)
   std::optional<double> temperature_edge_celsius;
   std::optional<double> temperature_junction_celsius;  // hotspot
   std::optional<double> temperature_memory_celsius;

@@ -4,27 +4,22 @@
 
 #include <cstdio>
 
+#include "agent/json_fields.h"
 #include "lens/probe.h"
 
 namespace lens {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+using agent::JsonWriter;
+using Writer = JsonWriter;
+constexpr auto Str = agent::StrField;
 
-void Str(Writer& w, const char* key, std::string_view v) {
-  w.Key(key);
-  w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
-}
 void Num(Writer& w, const char* key, const std::optional<double>& v) {
-  if (!v) return;
-  w.Key(key);
-  w.Double(*v);
+  agent::OptField(w, key, v);
 }
 template <typename T>
 void Int(Writer& w, const char* key, const std::optional<T>& v) {
-  if (!v) return;
-  w.Key(key);
-  w.Int64(static_cast<int64_t>(*v));
+  agent::OptField(w, key, v);
 }
 
 void GpuJson(Writer& w, const Gpu& g) {
@@ -220,7 +215,7 @@ std::string ProbeReportJson(const ProbeReport& report) {
   for (const std::string& s : report.warnings) w.String(s.c_str());
   w.EndArray();
   w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  return agent::JsonText(buf);
 }
 
 std::string ProbeReportText(const ProbeReport& r) {

@@ -5,31 +5,16 @@
 
 #include <cstdio>
 
+#include "agent/json_fields.h"
 #include "lens/json.h"
 #include "lens/metrics.h"
 
 namespace lens::agent {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+using Writer = JsonWriter;
+constexpr auto Str = StrField;
 
-void Str(Writer& w, const char* key, std::string_view value) {
-  w.Key(key);
-  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
-}
-template <typename T>
-void Opt(Writer& w, const char* key, const std::optional<T>& v,
-         double scale = 1) {
-  if (!v) return;
-  w.Key(key);
-  if constexpr (std::is_integral_v<T>) {
-    if (scale == 1) {
-      w.Int64(static_cast<int64_t>(*v));
-      return;
-    }
-  }
-  w.Double(static_cast<double>(*v) * scale);
-}
 std::string Hex(uint16_t v) {
   char buf[8];
   std::snprintf(buf, sizeof buf, "0x%04x", v);
@@ -63,22 +48,18 @@ void GpuObject(Writer& w, const NodeSnapshot& s, const GpuInfo& g) {
   Str(w, "serial", g.serial);
   Str(w, "unique_id", g.unique_id);
   Str(w, "vbios_version", g.vbios_version);
-  Opt(w, "numa_node", g.numa_node);
-  Opt(w, "vram_total_bytes", g.vram_total_bytes);
-  Opt(w, "kfd_gpu_id", g.kfd_gpu_id);
+  OptField(w, "numa_node", g.numa_node);
+  OptField(w, "vram_total_bytes", g.vram_total_bytes);
+  OptField(w, "kfd_gpu_id", g.kfd_gpu_id);
   Str(w, "compute_partition", g.compute_partition);
   Str(w, "memory_partition", g.memory_partition);
   w.Key("partition_id");
   w.Int(g.partition_id);
   Str(w, "driver", g.driver);
   Str(w, "driver_version", g.driver_version);
-  Opt(w, "power_cap_watts", g.power_cap_watts);
+  OptField(w, "power_cap_watts", g.power_cap_watts);
   (void)s;
   w.EndObject();
-}
-
-std::string Done(rapidjson::StringBuffer& buf) {
-  return std::string(buf.GetString(), buf.GetSize());
 }
 
 void Respond(const NodeAgent& agent, std::string (*render)(const NodeSnapshot&),
@@ -94,7 +75,7 @@ std::string GpusJson(const NodeSnapshot& s) {
   w.StartArray();
   for (const GpuInfo& g : s.gpus) GpuObject(w, s, g);
   w.EndArray();
-  return Done(buf);
+  return JsonText(buf);
 }
 
 std::string CardMetricsJson(const NodeSnapshot& s) {
@@ -107,7 +88,7 @@ std::string CardMetricsJson(const NodeSnapshot& s) {
     w.Key("gpu");
     w.Int(s.gpus[i].index);
     Str(w, "bdf", s.gpus[i].bdf);
-    Opt(w, "gpu_use_percent", m.utilization_ratio, 100);
+    OptField(w, "gpu_use_percent", m.utilization_ratio, 100);
     const std::optional<uint64_t> total =
         m.vram_total_bytes ? m.vram_total_bytes : s.gpus[i].vram_total_bytes;
     if (m.vram_used_bytes && total && *total > 0) {
@@ -115,23 +96,23 @@ std::string CardMetricsJson(const NodeSnapshot& s) {
       w.Double(100.0 * static_cast<double>(*m.vram_used_bytes) /
                static_cast<double>(*total));
     }
-    Opt(w, "utilization_ratio", m.utilization_ratio);
-    Opt(w, "memory_utilization_ratio", m.memory_utilization_ratio);
-    Opt(w, "vram_used_bytes", m.vram_used_bytes);
-    Opt(w, "vram_total_bytes", total);
-    Opt(w, "power_watts", m.power_watts);
-    Opt(w, "energy_joules", m.energy_joules);
-    Opt(w, "temperature_edge_celsius", m.temperature_edge_celsius);
-    Opt(w, "temperature_junction_celsius", m.temperature_junction_celsius);
-    Opt(w, "temperature_memory_celsius", m.temperature_memory_celsius);
-    Opt(w, "clock_graphics_hz", m.clock_graphics_hz);
-    Opt(w, "clock_memory_hz", m.clock_memory_hz);
-    Opt(w, "ecc_correctable_errors", m.ecc_correctable_errors);
-    Opt(w, "ecc_uncorrectable_errors", m.ecc_uncorrectable_errors);
+    OptField(w, "utilization_ratio", m.utilization_ratio);
+    OptField(w, "memory_utilization_ratio", m.memory_utilization_ratio);
+    OptField(w, "vram_used_bytes", m.vram_used_bytes);
+    OptField(w, "vram_total_bytes", total);
+    OptField(w, "power_watts", m.power_watts);
+    OptField(w, "energy_joules", m.energy_joules);
+    OptField(w, "temperature_edge_celsius", m.temperature_edge_celsius);
+    OptField(w, "temperature_junction_celsius", m.temperature_junction_celsius);
+    OptField(w, "temperature_memory_celsius", m.temperature_memory_celsius);
+    OptField(w, "clock_graphics_hz", m.clock_graphics_hz);
+    OptField(w, "clock_memory_hz", m.clock_memory_hz);
+    OptField(w, "ecc_correctable_errors", m.ecc_correctable_errors);
+    OptField(w, "ecc_uncorrectable_errors", m.ecc_uncorrectable_errors);
     w.EndObject();
   }
   w.EndArray();
-  return Done(buf);
+  return JsonText(buf);
 }
 
 std::string DriMappingJson(const NodeSnapshot& s) {
@@ -153,7 +134,7 @@ std::string DriMappingJson(const NodeSnapshot& s) {
     w.EndObject();
   }
   w.EndObject();
-  return Done(buf);
+  return JsonText(buf);
 }
 
 std::string RdmaJson(const NodeSnapshot& s) {
@@ -174,7 +155,7 @@ std::string RdmaJson(const NodeSnapshot& s) {
     Str(w, "hca_type", d.hca_type);
     Str(w, "node_type", d.node_type);
     Str(w, "bdf", d.bdf);
-    Opt(w, "numa_node", d.numa_node);
+    OptField(w, "numa_node", d.numa_node);
     w.Key("netdevs");
     w.StartArray();
     for (const std::string& n : d.netdevs) w.String(n.c_str());
@@ -189,15 +170,15 @@ std::string RdmaJson(const NodeSnapshot& s) {
       Str(w, "phys_state", p.phys_state);
       Str(w, "link_layer", p.link_layer);
       Str(w, "rate", p.rate);
-      Opt(w, "rate_gbps", p.rate_gbps);
-      Opt(w, "lid", p.lid);
+      OptField(w, "rate_gbps", p.rate_gbps);
+      OptField(w, "lid", p.lid);
       w.EndObject();
     }
     w.EndArray();
     w.EndObject();
   }
   w.EndArray();
-  return Done(buf);
+  return JsonText(buf);
 }
 
 std::string NodeJson(const NodeSnapshot& s) {
@@ -216,12 +197,12 @@ std::string NodeJson(const NodeSnapshot& s) {
     Str(w, "cpu_model", f.cpu_model);
     w.Key("cpu_count");
     w.Int(f.cpu_count);
-    Opt(w, "cpu_sockets", f.cpu_sockets);
-    Opt(w, "memory_total_bytes", f.memory_total_bytes);
-    Opt(w, "memory_available_bytes", f.memory_available_bytes);
+    OptField(w, "cpu_sockets", f.cpu_sockets);
+    OptField(w, "memory_total_bytes", f.memory_total_bytes);
+    OptField(w, "memory_available_bytes", f.memory_available_bytes);
     Str(w, "amdgpu_driver_version", f.amdgpu_driver_version);
     Str(w, "nvidia_driver_version", f.nvidia_driver_version);
-    Opt(w, "uptime_seconds", f.uptime_seconds);
+    OptField(w, "uptime_seconds", f.uptime_seconds);
   }
   w.Key("collectors");
   w.StartArray();
@@ -241,7 +222,7 @@ std::string NodeJson(const NodeSnapshot& s) {
   }
   w.EndArray();
   w.EndObject();
-  return Done(buf);
+  return JsonText(buf);
 }
 
 std::string GpuDriverVersion(const NodeSnapshot& s) {

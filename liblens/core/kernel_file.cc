@@ -184,18 +184,23 @@ StatusOr<KernelFile> KernelFile::Open(std::string path) {
   return KernelFile(fd, std::move(path));
 }
 
-StatusOr<std::string_view> KernelFile::Read(std::string* buffer) const {
+StatusOr<size_t> KernelFile::ReadSmall(char* buf, size_t size) const {
   if (fd_ < 0) return FailedPreconditionError("read: file not open");
+  ssize_t n;
+  do {
+    n = ::pread(fd_, buf, size, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return ErrnoError(errno, "read " + path_);
+  return static_cast<size_t>(n);
+}
+
+StatusOr<std::string_view> KernelFile::Read(std::string* buffer) const {
   // Most values are short: read them through a stack buffer, so `buffer` is
   // assigned (no zero-filling resize) and its capacity reused.
   char small[512];
-  ssize_t n;
-  do {
-    n = ::pread(fd_, small, sizeof small, 0);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return ErrnoError(errno, "read " + path_);
-  if (static_cast<size_t>(n) < sizeof small) {
-    buffer->assign(small, static_cast<size_t>(n));
+  LENS_ASSIGN_OR_RETURN(size_t n, ReadSmall(small, sizeof small));
+  if (n < sizeof small) {
+    buffer->assign(small, n);
   } else {
     LENS_RETURN_IF_ERROR(ReadAll(fd_, path_, kMaxValueBytes, buffer));
   }
@@ -203,27 +208,15 @@ StatusOr<std::string_view> KernelFile::Read(std::string* buffer) const {
 }
 
 StatusOr<uint64_t> KernelFile::ReadUint64() const {
-  // Small values: a stack buffer avoids an allocation per read.
-  if (fd_ < 0) return FailedPreconditionError("read: file not open");
   char buf[64];
-  ssize_t n;
-  do {
-    n = ::pread(fd_, buf, sizeof buf, 0);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return ErrnoError(errno, "read " + path_);
-  return ParseKernelUint64(std::string_view(buf, static_cast<size_t>(n)),
-                           path_);
+  LENS_ASSIGN_OR_RETURN(size_t n, ReadSmall(buf, sizeof buf));
+  return ParseKernelUint64(std::string_view(buf, n), path_);
 }
 
 StatusOr<int64_t> KernelFile::ReadInt64() const {
-  if (fd_ < 0) return FailedPreconditionError("read: file not open");
   char buf[64];
-  ssize_t n;
-  do {
-    n = ::pread(fd_, buf, sizeof buf, 0);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return ErrnoError(errno, "read " + path_);
-  return ParseKernelInt64(std::string_view(buf, static_cast<size_t>(n)), path_);
+  LENS_ASSIGN_OR_RETURN(size_t n, ReadSmall(buf, sizeof buf));
+  return ParseKernelInt64(std::string_view(buf, n), path_);
 }
 
 }  // namespace lens

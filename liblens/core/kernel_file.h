@@ -68,6 +68,8 @@ class KernelFile {
   StatusOr<int64_t> ReadInt64() const;
 
  private:
+  // One pread of at most `size` bytes at offset 0; the byte count.
+  StatusOr<size_t> ReadSmall(char* buf, size_t size) const;
   KernelFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
   int fd_ = -1;
   std::string path_;
