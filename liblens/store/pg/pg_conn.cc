@@ -273,6 +273,21 @@ class PgConn final : public Conn {
     }
   }
 
+  // libpq's own texts for a session the server or the network ended.
+  static bool LooksLikeLostConnection(std::string_view detail) {
+    constexpr std::string_view kLost[] = {
+        "server closed the connection unexpectedly",
+        "no connection to the server",
+        "could not receive data from server",
+        "could not send data to server",
+        "SSL connection has been closed unexpectedly",
+        "terminating connection due to"};
+    for (std::string_view text : kLost) {
+      if (detail.find(text) != std::string_view::npos) return true;
+    }
+    return false;
+  }
+
   // Converts the exception being handled (call only inside a catch).
   Status CurrentError(std::string_view what) {
     StatusCode code = StatusCode::kInternal;
@@ -308,6 +323,9 @@ class PgConn final : public Conn {
       detail = "unknown exception";
     }
     std::string reason = FirstLine(detail);
+    // libpq reports a dropped socket in the message before PQstatus says so
+    // (seen with -m immediate restarts under ASan's slower timing).
+    lost = lost || LooksLikeLostConnection(detail);
     if (lost || !conn_->is_open()) {
       broken_ = true;  // reactivation is inhibited: it stays gone
       code = StatusCode::kUnavailable;
