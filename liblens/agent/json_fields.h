@@ -13,6 +13,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "lens/rdma.h"
+
 namespace lens::agent {
 
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
@@ -35,6 +37,23 @@ void OptField(JsonWriter& w, const char* key, const std::optional<T>& v,
     }
   }
   w.Double(static_cast<double>(*v) * scale);
+}
+
+// The inventory fields of an RDMA device shared by /rdma and the probe report
+// (from fw_version to netdevs; callers add their own keys around them).
+inline void RdmaDeviceFields(JsonWriter& w, const RdmaDevice& d) {
+  StrField(w, "fw_version", d.fw_version);
+  StrField(w, "board_id", d.board_id);
+  StrField(w, "node_guid", d.node_guid);
+  StrField(w, "sys_image_guid", d.sys_image_guid);
+  StrField(w, "hca_type", d.hca_type);
+  StrField(w, "node_type", d.node_type);
+  StrField(w, "bdf", d.bdf);
+  OptField(w, "numa_node", d.numa_node);
+  w.Key("netdevs");
+  w.StartArray();
+  for (const std::string& n : d.netdevs) w.String(n.c_str());
+  w.EndArray();
 }
 
 inline std::string JsonText(const rapidjson::StringBuffer& buf) {

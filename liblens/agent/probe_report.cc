@@ -90,18 +90,7 @@ void RdmaJson(Writer& w, const RdmaProbe& r) {
   const RdmaDevice& d = r.device;
   w.StartObject();
   Str(w, "name", d.name);
-  Str(w, "fw_version", d.fw_version);
-  Str(w, "board_id", d.board_id);
-  Str(w, "node_guid", d.node_guid);
-  Str(w, "sys_image_guid", d.sys_image_guid);
-  Str(w, "hca_type", d.hca_type);
-  Str(w, "node_type", d.node_type);
-  Str(w, "bdf", d.bdf);
-  Int(w, "numa_node", d.numa_node);
-  w.Key("netdevs");
-  w.StartArray();
-  for (const std::string& n : d.netdevs) w.String(n.c_str());
-  w.EndArray();
+  agent::RdmaDeviceFields(w, d);
   w.Key("ports");
   w.StartArray();
   for (size_t p = 0; p < d.ports.size(); ++p) {

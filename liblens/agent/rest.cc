@@ -147,19 +147,8 @@ std::string RdmaJson(const NodeSnapshot& s) {
     w.Key("if_index");
     w.Int(static_cast<int>(i));
     Str(w, "if_name", d.name);
-    Str(w, "node_guid", d.node_guid);
-    Str(w, "sys_image_guid", d.sys_image_guid);
     Str(w, "link_layer", d.ports.empty() ? "" : d.ports[0].link_layer);
-    Str(w, "fw_version", d.fw_version);
-    Str(w, "board_id", d.board_id);
-    Str(w, "hca_type", d.hca_type);
-    Str(w, "node_type", d.node_type);
-    Str(w, "bdf", d.bdf);
-    OptField(w, "numa_node", d.numa_node);
-    w.Key("netdevs");
-    w.StartArray();
-    for (const std::string& n : d.netdevs) w.String(n.c_str());
-    w.EndArray();
+    RdmaDeviceFields(w, d);
     w.Key("ports");
     w.StartArray();
     for (const RdmaPort& p : d.ports) {

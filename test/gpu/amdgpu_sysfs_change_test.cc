@@ -13,6 +13,7 @@
 #include <new>
 #include <string>
 
+#include "amdgpu_test_hosts.h"
 #include "lens/gpu.h"
 
 // Counts heap allocations while `g_count_allocations` is set, to check that
@@ -84,24 +85,8 @@ void WriteFile(const fs::path& path, const std::string& content) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
 }
 
-// Scan + Sample of one source; failures are reported, not fatal.
-struct Probe {
-  std::unique_ptr<GpuSource> source;
-  std::vector<GpuInfo> gpus;
-  std::vector<GpuSample> samples;
-};
-
-Probe ScanAndSample(const HostRoots& roots) {
-  Probe probe{NewAmdGpuSysfsSource(roots), {}, {}};
-  auto gpus = probe.source->Scan();
-  EXPECT_TRUE(gpus.ok()) << gpus.status();
-  if (!gpus.ok()) return probe;
-  probe.gpus = *gpus;
-  Status sampled = probe.source->Sample(&probe.samples);
-  EXPECT_TRUE(sampled.ok()) << sampled;
-  EXPECT_EQ(probe.samples.size(), probe.gpus.size());
-  return probe;
-}
+using testing_hosts::Probe;
+using testing_hosts::ScanAndSample;
 
 TEST(AmdGpuSysfsTest, DeviceSetTokenChangesWhenACardAppears) {
   TempHost host("mi250-mi210");

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "amdgpu_test_hosts.h"
 #include "gpu/kfd_topology.h"
 #include "lens/gpu.h"
 
@@ -16,24 +17,8 @@ HostRoots Host(const std::string& name) {
   return HostRoots::Under(std::string(LENS_FIXTURES_DIR) + "/hosts/" + name);
 }
 
-// Scan + Sample of one source; failures are reported, not fatal.
-struct Probe {
-  std::unique_ptr<GpuSource> source;
-  std::vector<GpuInfo> gpus;
-  std::vector<GpuSample> samples;
-};
-
-Probe ScanAndSample(const HostRoots& roots) {
-  Probe probe{NewAmdGpuSysfsSource(roots), {}, {}};
-  auto gpus = probe.source->Scan();
-  EXPECT_TRUE(gpus.ok()) << gpus.status();
-  if (!gpus.ok()) return probe;
-  probe.gpus = *gpus;
-  Status sampled = probe.source->Sample(&probe.samples);
-  EXPECT_TRUE(sampled.ok()) << sampled;
-  EXPECT_EQ(probe.samples.size(), probe.gpus.size());
-  return probe;
-}
+using testing_hosts::Probe;
+using testing_hosts::ScanAndSample;
 
 // The KFD gpu_id of the node whose drm_render_minor is `minor`, read from
 // the fixture's topology (a cross-check of the matching).
