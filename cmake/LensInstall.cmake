@@ -6,7 +6,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/lens" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS lens EXPORT lensTargets
+install(TARGETS lens lens_proto EXPORT lensTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT lensTargets NAMESPACE lens:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens)
@@ -18,4 +18,5 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/lensConfigVersion.cmake"
 install(FILES "${PROJECT_BINARY_DIR}/lensConfig.cmake" "${PROJECT_BINARY_DIR}/lensConfigVersion.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/LensPqxx.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/LensHttplib.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/LensGrpc.cmake"
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens)

@@ -25,6 +25,11 @@ PACKAGES=(
   libpqxx-dev           # the PostgreSQL store (libpqxx 6.4 + libpq)
   libcpp-httplib-dev    # HTTP servers (cpp-httplib 0.11, with OpenSSL for TLS)
   libcurl4-openssl-dev  # HTTP clients (kubelet, Kubernetes API)
+  libgrpc++-dev         # gRPC 1.51: containerd, kubelet pod-resources, the node event stream
+  libprotobuf-dev
+  protobuf-compiler
+  protobuf-compiler-grpc
+  golang-github-containerd-containerd-dev  # containerd's API .proto files (build time only)
   # tests and benchmarks
   libgtest-dev
   libgmock-dev
@@ -33,6 +38,9 @@ PACKAGES=(
   sqlite3               # the sqlite3 shell, to inspect a Lens database by hand
   openssl               # test certificates for the TLS tests
   prometheus            # a real Prometheus scraping lens-node-agent in the end-to-end test
+  containerd            # a private containerd + runc for the container tracking tests
+  runc
+  busybox-static        # the test image's only binary (built into an OCI layout tar)
   prometheus-node-exporter  # the side-by-side cost comparison in bench/node_agent_bench
   # Python bindings and their tests
   pybind11-dev

@@ -1,0 +1,142 @@
+// The node -> lens-jobs container event pipeline (docs/containers.md).
+//
+// Agent side: a ContainerEventSender keeps one gRPC stream to lens-jobs and
+// sends every change the ContainerTracker reports, with a per-node sequence
+// number and the container's full state, so the server can apply any message
+// twice. Unacked messages are kept (bounded) and resent after a reconnect,
+// followed by a full snapshot.
+//
+//   lens::ContainerEventSender sender({.target = "lens-jobs:50051",
+//                                      .node = "gpu-node-7"});
+//   tracker.SetListener([&](const auto& c) { sender.Publish(c); });
+//   tracker.SetResyncListener([&](const auto& all) { sender.PublishSnapshot(all); });
+//   sender.Start();
+//
+// Server side: a ContainerEventServer (in lens-jobs) stores containers, their
+// devices and their events through the Store, and acks what is stored.
+#ifndef LENS_CONTAINER_EVENTS_H_
+#define LENS_CONTAINER_EVENTS_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lens/containers.h"
+#include "lens/export.h"
+#include "lens/status.h"
+#include "lens/store.h"
+
+namespace lens {
+
+struct LENS_EXPORT ContainerEventSenderOptions {
+  // gRPC target of lens-jobs: "host:50051", "unix:///path.sock".
+  std::string target = "127.0.0.1:50051";
+  std::string node;  // required
+  // TLS: on when tls_ca_file is set (PEM of the CA that signed lens-jobs).
+  std::string tls_ca_file;
+  // Sent as "authorization: Bearer <token>" on the stream; empty = none.
+  std::string bearer_token;
+  // Unacked messages kept for resending. When full, the oldest event is
+  // dropped and counted (the next snapshot repairs the state it carried).
+  size_t max_buffered = 10000;
+  std::chrono::milliseconds reconnect_min{100};
+  std::chrono::milliseconds reconnect_max{10000};
+};
+
+// Counters of a sender. Plain value.
+struct LENS_EXPORT ContainerEventSenderStats {
+  uint64_t published = 0;  // changes handed to Publish/PublishSnapshot
+  uint64_t sent = 0;       // messages written (resends included)
+  uint64_t acked = 0;      // highest sequence the server acked
+  uint64_t dropped = 0;    // events dropped because the buffer was full
+  uint64_t reconnects = 0;
+  size_t buffered = 0;     // unacked messages held now
+  bool connected = false;
+};
+
+// Thread-safe: Publish* from any thread; one internal thread owns the stream
+// and is the only one that writes to it.
+class LENS_EXPORT ContainerEventSender {
+ public:
+  explicit ContainerEventSender(ContainerEventSenderOptions options);
+  ~ContainerEventSender();  // Stop()s
+  ContainerEventSender(const ContainerEventSender&) = delete;
+  ContainerEventSender& operator=(const ContainerEventSender&) = delete;
+
+  // Queues one change; never blocks on the network.
+  void Publish(const ContainerChange& change);
+  // Queues a full snapshot; it supersedes any snapshot not yet sent.
+  void PublishSnapshot(const std::vector<ContainerRecord>& containers);
+
+  // Starts the connection thread (InvalidArgument without a node or target;
+  // NotFound/InvalidArgument for an unreadable CA file). Connecting happens
+  // in the background with backoff.
+  Status Start();
+  void Stop();  // idempotent
+  // Waits until every published message is acked or the timeout passes;
+  // true when nothing is left unacked.
+  bool Flush(std::chrono::milliseconds timeout);
+  ContainerEventSenderStats stats() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct LENS_EXPORT ContainerEventServerOptions {
+  // "0.0.0.0:50051"; port 0 picks a free port (see port()).
+  std::string listen = "0.0.0.0:50051";
+  // TLS when both are set (PEM files).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // Required "authorization: Bearer <token>" when set; streams without it
+  // end with UNAUTHENTICATED.
+  std::string bearer_token;
+  // Largest accepted message.
+  size_t max_message_bytes = 4 << 20;
+  // Messages from all streams are written in batches of at most this many,
+  // one transaction per table, before they are acked.
+  size_t max_batch = 1000;
+};
+
+// Counters of a server. Plain value.
+struct LENS_EXPORT ContainerEventServerStats {
+  uint64_t events_received = 0;     // events and snapshot entries
+  uint64_t snapshots_received = 0;
+  uint64_t errors = 0;              // store failures and bad messages
+  uint64_t batches = 0;
+  double processing_seconds_sum = 0;  // receive -> stored, summed
+  int64_t connected_agents = 0;
+};
+
+// Thread-safe. The store must outlive the server.
+class LENS_EXPORT ContainerEventServer {
+ public:
+  ContainerEventServer(ContainerEventServerOptions options, Store* store);
+  ~ContainerEventServer();  // Stop()s
+  ContainerEventServer(const ContainerEventServer&) = delete;
+  ContainerEventServer& operator=(const ContainerEventServer&) = delete;
+
+  // Binds and serves (Unavailable when the address cannot be bound,
+  // InvalidArgument for unreadable TLS files).
+  Status Start();
+  // Cancels open streams and stops; idempotent.
+  void Stop();
+  int port() const;  // the bound port once started
+  ContainerEventServerStats stats() const;
+  // Prometheus text of the stats (lens_container_events_received_total,
+  // lens_container_event_errors_total,
+  // lens_container_event_processing_seconds, lens_container_event_agents).
+  std::string RenderMetrics() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lens
+
+#endif  // LENS_CONTAINER_EVENTS_H_
