@@ -15,6 +15,7 @@ Command AddParseLog(CLI::App& app);
 Command AddDb(CLI::App& app);
 Command AddProbe(CLI::App& app);
 Command AddUp(CLI::App& app);
+Command AddContainers(CLI::App& app);
 
 }  // namespace lens::cli
 

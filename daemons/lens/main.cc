@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   lens::cli::Command db = lens::cli::AddDb(app);
   lens::cli::Command probe = lens::cli::AddProbe(app);
   lens::cli::Command up = lens::cli::AddUp(app);
+  lens::cli::Command containers = lens::cli::AddContainers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -22,5 +23,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("db")) return db();
   if (app.got_subcommand("probe")) return probe();
   if (app.got_subcommand("up")) return up();
+  if (app.got_subcommand("containers")) return containers();
   return 2;
 }

@@ -1,6 +1,8 @@
 // `lens up`: everything in one process on this machine. Today: the node agent
 // (GPU/RDMA/node probes, /metrics, node REST API), serving on 127.0.0.1:8989
 // unless --listen says otherwise.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <memory>
 
@@ -28,6 +30,12 @@ Command AddUp(CLI::App& app) {
       return 2;
     }
     ConfigureLogging({config->logging.level, config->logging.format, {}, {}});
+    // One machine: track containers only when containerd is here.
+    NodeExporterOptions& ne = config->node_exporter;
+    struct stat st;
+    const bool containerd =
+        ne.containers && ::stat(ne.containerd_socket.c_str(), &st) == 0;
+    if (!containerd) ne.containers = false;
     auto options = NodeAgentServiceOptionsFromConfig(*config);
     if (!options.ok()) {
       std::fprintf(stderr, "lens up: %s\n", options.status().message().c_str());
@@ -50,6 +58,13 @@ Command AddUp(CLI::App& app) {
         url.c_str(), url.c_str(), url.c_str(), url.c_str(), snap->gpus.size(),
         snap->rdma_devices.size(),
         std::chrono::duration<double>(options->agent.interval).count());
+    if (containerd) {
+      std::printf("  %s/pods  containers (containerd at %s)\n", url.c_str(),
+                  ne.containerd_socket.c_str());
+    } else {
+      std::printf("  container tracking off: no containerd socket at %s\n",
+                  ne.containerd_socket.c_str());
+    }
     std::fflush(stdout);
     WaitForShutdownSignal();
     std::printf("lens up: stopping\n");

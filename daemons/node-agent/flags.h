@@ -15,11 +15,14 @@ struct NodeAgentFlags {
   std::string config_file;
   std::optional<std::string> sysfs_root, procfs_root, dev_root, listen,
       bearer_token_file, tls_cert, tls_key, amd_smi, kubelet_url,
-      kubelet_token_file, kubelet_ca_file, log_level;
+      kubelet_token_file, kubelet_ca_file, log_level, containerd_socket,
+      containerd_namespace, pod_resources_socket, jobs_address, jobs_ca_file,
+      jobs_token_file;
   std::optional<double> interval_seconds;
   bool compat_names = false;
   bool kubelet_insecure = false;
   bool no_nvml = false;
+  bool no_containers = false;
 
   void Register(CLI::App& app) {
     app.add_option("--config", config_file,
@@ -56,6 +59,22 @@ struct NodeAgentFlags {
                    "fill what sysfs "
                    "lacks; never per cycle");
     app.add_option("--log-level", log_level, "debug | info | warn | error");
+    app.add_flag("--no-containers", no_containers,
+                 "do not track containers (containerd, pod-resources)");
+    app.add_option("--containerd-socket", containerd_socket,
+                   "containerd's socket (default /run/containerd/containerd.sock)");
+    app.add_option("--containerd-namespace", containerd_namespace,
+                   "containerd namespace of the kubelet's containers "
+                   "(default k8s.io)");
+    app.add_option("--pod-resources-socket", pod_resources_socket,
+                   "kubelet pod-resources socket (default "
+                   "/var/lib/kubelet/pod-resources/kubelet.sock; empty: off)");
+    app.add_option("--jobs-address", jobs_address,
+                   "stream container events to lens-jobs at host:port");
+    app.add_option("--jobs-ca-file", jobs_ca_file,
+                   "CA of lens-jobs's certificate (turns on TLS)");
+    app.add_option("--jobs-token-file", jobs_token_file,
+                   "bearer token for lens-jobs");
   }
 
   // Loads the config file (or the defaults plus LENS_* variables) and applies
@@ -84,6 +103,13 @@ struct NodeAgentFlags {
     if (kubelet_insecure) n.kubelet_insecure_skip_verify = true;
     if (no_nvml) n.nvidia_gpus = false;
     if (amd_smi) n.amd_smi_path = *amd_smi;
+    if (no_containers) n.containers = false;
+    if (containerd_socket) n.containerd_socket = *containerd_socket;
+    if (containerd_namespace) n.containerd_namespace = *containerd_namespace;
+    if (pod_resources_socket) n.pod_resources_socket = *pod_resources_socket;
+    if (jobs_address) n.jobs_address = *jobs_address;
+    if (jobs_ca_file) n.jobs_ca_file = *jobs_ca_file;
+    if (jobs_token_file) n.jobs_bearer_token_file = *jobs_token_file;
     if (log_level) {
       StatusOr<LogLevel> level = ParseLogLevel(*log_level);
       if (!level.ok()) return level.status().WithContext("--log-level");

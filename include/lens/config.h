@@ -98,6 +98,22 @@ struct LENS_EXPORT NodeExporterOptions {
   std::string kubelet_token_file;
   std::string kubelet_ca_file;
   bool kubelet_insecure_skip_verify = false;
+  // `containers`: track containers and their devices (containerd + kubelet
+  // pod-resources); when the containerd socket is absent the tracker keeps
+  // retrying in the background.
+  bool containers = true;
+  // `containerdSocket`, `containerdNamespace`, `podResourcesSocket` (empty:
+  // not used).
+  std::string containerd_socket = "/run/containerd/containerd.sock";
+  std::string containerd_namespace = "k8s.io";
+  std::string pod_resources_socket =
+      "/var/lib/kubelet/pod-resources/kubelet.sock";
+  // `jobsAddress`: gRPC target of lens-jobs ("lens-jobs:50051") to stream
+  // container events to; empty: no stream. `jobsCaFile` turns on TLS;
+  // `jobsBearerTokenFile` authenticates.
+  std::string jobs_address;
+  std::string jobs_ca_file;
+  std::string jobs_bearer_token_file;
 
   // InvalidArgument naming the key.
   Status Validate() const;

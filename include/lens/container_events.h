@@ -66,8 +66,9 @@ class LENS_EXPORT ContainerEventSender {
   ContainerEventSender(const ContainerEventSender&) = delete;
   ContainerEventSender& operator=(const ContainerEventSender&) = delete;
 
-  // Queues one change; never blocks on the network.
-  void Publish(const ContainerChange& change);
+  // Queues one change; never blocks on the network. Returns the message's
+  // sequence number (acked once stats().acked reaches it).
+  uint64_t Publish(const ContainerChange& change);
   // Queues a full snapshot; it supersedes any snapshot not yet sent.
   void PublishSnapshot(const std::vector<ContainerRecord>& containers);
 

@@ -102,9 +102,11 @@ class LENS_EXPORT ContainerTracker {
   void SetListener(Listener listener);
   void SetResyncListener(ResyncListener listener);
 
-  // Lists containers and tasks once, synchronously (Unavailable with the
-  // socket path when containerd cannot be reached), then follows events on
-  // a background thread, reconnecting and relisting after any loss.
+  // Lists containers and tasks once, synchronously, then follows events on
+  // a background thread, reconnecting and relisting after any loss. Returns
+  // that first list's error (NotFound/Unavailable naming the socket) when
+  // containerd cannot be reached now; the tracker keeps trying in the
+  // background either way, until Stop().
   Status Start();
   // Idempotent; joins the thread.
   void Stop();

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,8 @@
 
 #include "lens/amd_smi.h"
 #include "lens/config.h"
+#include "lens/container_events.h"
+#include "lens/containers.h"
 #include "lens/export.h"
 #include "lens/gpu.h"
 #include "lens/host.h"
@@ -199,6 +202,11 @@ class LENS_EXPORT NodeAgent {
   // Adds /metrics, /healthz, /gpus, /gpuDriverVersion, /cardMetrics,
   // /driMapping, /rdma and /node to `server`.
   void RegisterRoutes(HttpServer& server);
+  // Called on the loop's thread after the first cycle and after every cycle
+  // in which a collector re-read its inventory (devices added or removed),
+  // with that cycle's snapshot. Set before Start(); must not block for long.
+  using InventoryListener = std::function<void(const NodeSnapshot&)>;
+  void SetInventoryListener(InventoryListener listener);
 
  private:
   struct Impl;
@@ -210,6 +218,12 @@ class LENS_EXPORT NodeAgent {
 struct LENS_EXPORT NodeAgentServiceOptions {
   NodeAgentOptions agent;
   HttpServerOptions http;
+  // Container tracking (serves /pods); nullopt: off. Its node and roots are
+  // taken from `agent`.
+  std::optional<ContainerTrackerOptions> containers;
+  // Streams the tracker's changes to lens-jobs; nullopt: no stream. Needs
+  // `containers`.
+  std::optional<ContainerEventSenderOptions> events;
 };
 
 // Builds the service options from the config's `nodeExporter` section and
@@ -232,11 +246,17 @@ class LENS_EXPORT NodeAgentService {
   // Where it serves: "http://127.0.0.1:8989".
   std::string url() const;
   const NodeAgent& agent() const;
+  // nullptr when container tracking is off.
+  const ContainerTracker* containers() const { return tracker_.get(); }
+  const ContainerEventSender* events() const { return sender_.get(); }
 
  private:
   NodeAgentService() = default;
+  void StartContainers(const NodeAgentServiceOptions& options);
   std::unique_ptr<NodeAgent> agent_;
   std::unique_ptr<HttpServer> server_;
+  std::unique_ptr<ContainerEventSender> sender_;
+  std::unique_ptr<ContainerTracker> tracker_;
 };
 
 }  // namespace lens

@@ -43,6 +43,8 @@ struct NodeAgent::Impl {
   std::vector<std::chrono::steady_clock::time_point>
       last_run;                         // GUARDED_BY(run_mu)
   std::shared_ptr<NodeSnapshot> spare;  // GUARDED_BY(run_mu)
+  uint64_t last_rescans = 0;            // GUARDED_BY(run_mu)
+  NodeAgent::InventoryListener inventory_listener;  // GUARDED_BY(run_mu)
   // One per collector after the first. Idle between cycles (RunCycle waits
   // for every task it posts).
   std::vector<std::unique_ptr<agent::Worker>> workers;
@@ -135,11 +137,17 @@ struct NodeAgent::Impl {
       }
     }
     next->collectors = states;
+    uint64_t rescans = 0;
+    for (const CollectorState& s : states) rescans += s.rescans;
+    const bool inventory_changed = next->cycle == 1 || rescans != last_rescans;
+    last_rescans = rescans;
+    std::shared_ptr<const NodeSnapshot> published = next;
     {
       std::lock_guard slock(snapshot_mu);
       current = std::move(next);
     }
     spare = std::move(prev);
+    if (inventory_changed && inventory_listener) inventory_listener(*published);
     return first_error;
   }
 };
@@ -214,6 +222,11 @@ std::string NodeAgent::RenderMetrics() const {
     impl_->rendered_cycle = snap->cycle;
   }
   return impl_->rendered;
+}
+
+void NodeAgent::SetInventoryListener(InventoryListener listener) {
+  std::lock_guard lock(impl_->run_mu);
+  impl_->inventory_listener = std::move(listener);
 }
 
 void NodeAgent::RegisterRoutes(HttpServer& server) {

@@ -21,6 +21,40 @@ std::string HostName() {
   return buf;
 }
 
+StatusOr<std::string> ReadToken(const std::string& path,
+                                const char* key) {
+  StatusOr<std::string> token = ReadKernelValue(path);
+  if (!token.ok()) return token.status().WithContext(key);
+  if (token->empty()) {
+    return InvalidArgumentError(std::string(key) + ": " + path + " is empty");
+  }
+  return token;
+}
+
+// nodeExporter.containers / containerd* / jobs* -> tracker and sender.
+Status ContainerOptionsFromConfig(const NodeExporterOptions& ne,
+                                  const NodeAgentOptions& a,
+                                  NodeAgentServiceOptions* out) {
+  if (!ne.containers) return OkStatus();
+  ContainerTrackerOptions& t = out->containers.emplace();
+  t.node = a.node_name;
+  t.roots = a.roots;
+  t.containerd_socket = ne.containerd_socket;
+  t.containerd_namespace = ne.containerd_namespace;
+  t.pod_resources_socket = ne.pod_resources_socket;
+  if (ne.jobs_address.empty()) return OkStatus();
+  ContainerEventSenderOptions& e = out->events.emplace();
+  e.target = ne.jobs_address;
+  e.node = a.node_name;
+  e.tls_ca_file = ne.jobs_ca_file;
+  if (!ne.jobs_bearer_token_file.empty()) {
+    LENS_ASSIGN_OR_RETURN(e.bearer_token,
+                          ReadToken(ne.jobs_bearer_token_file,
+                                    "nodeExporter.jobsBearerTokenFile"));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<NodeAgentServiceOptions> NodeAgentServiceOptionsFromConfig(
@@ -50,17 +84,12 @@ StatusOr<NodeAgentServiceOptions> NodeAgentServiceOptionsFromConfig(
   h.tls_cert_file = ne.tls_cert_file;
   h.tls_key_file = ne.tls_key_file;
   if (!ne.bearer_token_file.empty()) {
-    StatusOr<std::string> token = ReadKernelValue(ne.bearer_token_file);
-    if (!token.ok()) {
-      return token.status().WithContext("nodeExporter.bearerTokenFile");
-    }
-    if (token->empty()) {
-      return InvalidArgumentError("nodeExporter.bearerTokenFile: " +
-                                  ne.bearer_token_file + " is empty");
-    }
-    h.bearer_token = std::move(*token);
+    LENS_ASSIGN_OR_RETURN(h.bearer_token,
+                          ReadToken(ne.bearer_token_file,
+                                    "nodeExporter.bearerTokenFile"));
   }
   LENS_RETURN_IF_ERROR(h.Validate());
+  LENS_RETURN_IF_ERROR(ContainerOptionsFromConfig(ne, a, &out));
   return out;
 }
 
@@ -72,9 +101,45 @@ StatusOr<std::unique_ptr<NodeAgentService>> NodeAgentService::Start(
   service->agent_ = std::make_unique<NodeAgent>(
       options.agent, DefaultNodeCollectors(options.agent));
   service->agent_->RegisterRoutes(*service->server_);
+  if (options.containers) service->StartContainers(options);
   LENS_RETURN_IF_ERROR(service->agent_->Start());
   LENS_RETURN_IF_ERROR(service->server_->Start());
   return service;
+}
+
+void NodeAgentService::StartContainers(const NodeAgentServiceOptions& options) {
+  ContainerTrackerOptions t = *options.containers;
+  t.node = options.agent.node_name;
+  t.roots = options.agent.roots;
+  tracker_ = std::make_unique<ContainerTracker>(t);
+  if (options.events) {
+    sender_ = std::make_unique<ContainerEventSender>(*options.events);
+    ContainerEventSender* sender = sender_.get();
+    tracker_->SetListener(
+        [sender](const ContainerChange& c) { sender->Publish(c); });
+    tracker_->SetResyncListener(
+        [sender](const std::vector<ContainerRecord>& all) {
+          sender->PublishSnapshot(all);
+        });
+  }
+  ContainerTracker* tracker = tracker_.get();
+  agent_->SetInventoryListener([tracker](const NodeSnapshot& s) {
+    tracker->SetInventory({s.gpus, s.rdma_devices});
+  });
+  server_->Handle("GET", "/pods", [tracker](const HttpRequest&, HttpResponse* out) {
+    RespondData(ContainersJson(tracker->Containers()), out);
+  });
+  if (sender_) {
+    Status st = sender_->Start();
+    if (!st.ok()) {
+      LENS_LOG(ERROR).Field("error", st) << "container event stream not started";
+    }
+  }
+  Status st = tracker_->Start();
+  if (!st.ok()) {
+    LENS_LOG(WARN).Field("socket", t.containerd_socket).Field("error", st)
+        << "containerd not reachable yet; container tracking keeps retrying";
+  }
 }
 
 NodeAgentService::~NodeAgentService() { Stop(); }
@@ -82,6 +147,8 @@ NodeAgentService::~NodeAgentService() { Stop(); }
 void NodeAgentService::Stop() {
   if (server_) server_->Stop();
   if (agent_) agent_->Stop();
+  if (tracker_) tracker_->Stop();
+  if (sender_) sender_->Stop();
 }
 
 std::string NodeAgentService::url() const { return server_->url(); }

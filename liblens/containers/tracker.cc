@@ -1,0 +1,427 @@
+// ContainerTracker: one events thread (subscribe, list, follow; reconnect and
+// relist after any loss) and one maintenance thread (pod-resources polling and
+// a periodic full relist that catches anything the subscription missed).
+// Both apply changes under apply_mu_, so the listener sees one change at a
+// time, in order.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "containers/container_record.h"
+#include "containers/containerd/containerd_client.h"
+#include "containers/oci_spec.h"
+#include "containers/pod_resources.h"
+#include "lens/containers.h"
+#include "lens/log.h"
+
+namespace lens {
+namespace {
+
+using containers::ContainerdClient;
+using containers::OciSpecFacts;
+using containers::RuntimeContainer;
+using containers::RuntimeEvent;
+
+// A full relist this often, besides the one after every reconnect.
+constexpr std::chrono::seconds kRelistInterval{60};
+
+Timestamp Now() {
+  return std::chrono::time_point_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now());
+}
+
+OciSpecFacts ParseSpecOrEmpty(const RuntimeContainer& c) {
+  auto spec = containers::ParseOciSpec(c.spec_json);
+  if (!spec.ok()) {
+    LENS_LOG(WARN).Field("container", c.id).Field("error", spec.status())
+        << "OCI spec unreadable; devices from the spec are unknown";
+    return {};
+  }
+  return *std::move(spec);
+}
+
+struct Entry {
+  ContainerRecord record;
+  OciSpecFacts spec;
+};
+
+}  // namespace
+
+class ContainerTracker::Impl {
+ public:
+  explicit Impl(ContainerTrackerOptions options)
+      : options_(std::move(options)),
+        client_(options_.containerd_socket, options_.containerd_namespace,
+                options_.call_timeout) {}
+
+  ContainerTrackerOptions options_;
+  ContainerdClient client_;
+  Listener listener_;
+  ResyncListener resync_listener_;
+
+  // Serialises applying and emitting changes (events thread, maintenance).
+  std::mutex apply_mu_;
+  mutable std::mutex mu_;
+  DeviceInventory inventory_;                    // GUARDED_BY(mu_)
+  containers::PodAllocations allocations_;       // GUARDED_BY(mu_)
+  std::map<std::string, Entry> entries_;         // GUARDED_BY(mu_)
+  containers::RuntimeEventStream* stream_ = nullptr;  // GUARDED_BY(mu_)
+  std::condition_variable wake_;                 // with mu_
+  bool stopping_ = false;                        // GUARDED_BY(mu_)
+
+  std::atomic<bool> connected_{false};
+  std::atomic<uint64_t> reconnects_{0};
+  std::thread events_thread_;
+  std::thread maintenance_thread_;
+
+  containers::RecordContext Context() const {
+    return {&options_, &inventory_, &allocations_};
+  }
+
+  void Emit(std::string type, Timestamp at, const ContainerRecord& record,
+            std::string detail = "{}") {
+    if (!listener_) return;
+    ContainerChange change;
+    change.event.container_id = record.container_id;
+    change.event.node = options_.node;
+    change.event.event_type = std::move(type);
+    change.event.at = at;
+    change.event.detail_json = std::move(detail);
+    change.container = record;
+    listener_(change);
+  }
+
+  // Replaces the whole view with `list`, emitting what changed.
+  void ApplyList(const std::vector<RuntimeContainer>& list);
+  void ApplyEvent(const RuntimeEvent& e);
+  void Reresolve();
+  StatusOr<Entry*> Fetch(const std::string& id);
+  void EventsLoop();
+  void MaintenanceLoop();
+  bool SleepFor(std::chrono::milliseconds d);
+  void RefreshAllocations();
+};
+
+bool ContainerTracker::Impl::SleepFor(std::chrono::milliseconds d) {
+  std::unique_lock lock(mu_);
+  wake_.wait_for(lock, d, [&] { return stopping_; });
+  return !stopping_;
+}
+
+void ContainerTracker::Impl::ApplyList(
+    const std::vector<RuntimeContainer>& list) {
+  Timestamp now = Now();
+  std::vector<std::pair<std::string, ContainerRecord>> changes;
+  std::vector<ContainerRecord> all;
+  {
+    std::lock_guard lock(mu_);
+    std::map<std::string, Entry> next;
+    for (const RuntimeContainer& c : list) {
+      Entry e{{}, ParseSpecOrEmpty(c)};
+      e.record = containers::BuildRecord(c, e.spec, Context(), now);
+      auto old = entries_.find(c.id);
+      if (old == entries_.end()) {
+        changes.emplace_back("create", e.record);
+        if (e.record.state != "created") {
+          changes.emplace_back(e.record.state == "exited" ? "exit" : "start",
+                               e.record);
+        }
+      } else {
+        std::string type =
+            containers::DiffEventType(old->second.record, e.record);
+        if (!type.empty()) changes.emplace_back(type, e.record);
+        e.record.started_at = old->second.record.started_at;
+      }
+      all.push_back(e.record);
+      next.emplace(c.id, std::move(e));
+    }
+    for (auto& [id, old] : entries_) {
+      if (next.count(id) != 0) continue;
+      old.record.state = "deleted";
+      old.record.pid = 0;
+      old.record.updated_at = now;
+      changes.emplace_back("delete", old.record);
+    }
+    entries_ = std::move(next);
+  }
+  for (auto& [type, record] : changes) Emit(type, now, record);
+  if (resync_listener_) resync_listener_(all);
+}
+
+StatusOr<Entry*> ContainerTracker::Impl::Fetch(const std::string& id) {
+  LENS_ASSIGN_OR_RETURN(RuntimeContainer c, client_.Get(id));
+  OciSpecFacts spec = ParseSpecOrEmpty(c);
+  std::lock_guard lock(mu_);
+  Entry& e = entries_[id];
+  std::optional<Timestamp> started = e.record.started_at;
+  e.spec = std::move(spec);
+  e.record = containers::BuildRecord(c, e.spec, Context(), Now());
+  e.record.started_at = started;
+  return &e;
+}
+
+void ContainerTracker::Impl::ApplyEvent(const RuntimeEvent& e) {
+  if (e.exec) return;  // an exec'd process: the container is unchanged
+  const std::string& t = e.topic;
+  std::string type;
+  ContainerRecord record;
+  if (t == "/containers/create" || t == "/containers/update") {
+    auto entry = Fetch(e.container_id);
+    if (!entry.ok()) return;  // already gone: its delete event follows
+    type = t == "/containers/create" ? "create" : "update";
+    std::lock_guard lock(mu_);
+    record = (*entry)->record;
+  } else {
+    std::unique_lock lock(mu_);
+    auto it = entries_.find(e.container_id);
+    if (it == entries_.end()) {
+      if (t == "/containers/delete") return;
+      lock.unlock();
+      if (!Fetch(e.container_id).ok()) return;
+      lock.lock();
+      it = entries_.find(e.container_id);
+      if (it == entries_.end()) return;
+    }
+    ContainerRecord& r = it->second.record;
+    r.updated_at = e.at;
+    if (t == "/containers/delete") {
+      type = "delete";
+      r.state = "deleted";
+      r.pid = 0;
+    } else if (t == "/tasks/create") {
+      type = "task-create";
+      r.state = "created";
+      r.pid = e.pid;
+    } else if (t == "/tasks/start") {
+      type = "start";
+      r.state = "running";
+      r.pid = e.pid;
+      r.started_at = e.at;
+      r.exit_code.reset();
+      r.finished_at.reset();
+    } else if (t == "/tasks/exit" || t == "/tasks/delete") {
+      type = t == "/tasks/exit" ? "exit" : "task-delete";
+      r.state = "exited";
+      r.pid = 0;
+      if (e.exit_status) r.exit_code = e.exit_status;
+      if (e.exited_at) r.finished_at = e.exited_at;
+    } else if (t == "/tasks/oom") {
+      type = "oom";
+    } else if (t == "/tasks/paused") {
+      type = "pause";
+      r.state = "paused";
+    } else if (t == "/tasks/resumed") {
+      type = "resume";
+      r.state = "running";
+    } else {
+      return;
+    }
+    record = r;
+    if (type == "delete") entries_.erase(it);
+  }
+  Emit(type, e.at, record);
+}
+
+void ContainerTracker::Impl::Reresolve() {
+  std::vector<ContainerRecord> changed;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, e] : entries_) {
+      auto devices = containers::ResolveDevices(e.record, e.spec, Context());
+      ContainerRecord next = e.record;
+      next.devices = std::move(devices);
+      if (containers::DiffEventType(e.record, next).empty()) continue;
+      next.updated_at = Now();
+      e.record = next;
+      changed.push_back(std::move(next));
+    }
+  }
+  for (const ContainerRecord& r : changed) Emit("update", r.updated_at, r);
+}
+
+void ContainerTracker::Impl::RefreshAllocations() {
+  if (options_.pod_resources_socket.empty()) return;
+  struct stat st;
+  if (::stat(options_.pod_resources_socket.c_str(), &st) != 0) return;
+  containers::PodResourcesClient client(options_.pod_resources_socket,
+                                        options_.call_timeout);
+  auto listed = client.List();
+  if (!listed.ok()) {
+    LENS_LOG(WARN).Field("error", listed.status())
+        << "pod-resources unavailable; keeping the last allocations";
+    return;
+  }
+  containers::PodAllocations next = containers::IndexAllocations(*listed);
+  {
+    std::lock_guard lock(mu_);
+    if (next == allocations_) return;
+    allocations_ = std::move(next);
+  }
+  std::lock_guard apply(apply_mu_);
+  Reresolve();
+}
+
+void ContainerTracker::Impl::EventsLoop() {
+  auto backoff = options_.reconnect_min;
+  bool first = true;
+  while (true) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+    }
+    // Subscribe before listing, so nothing between the two is missed.
+    auto stream = client_.Subscribe();
+    StatusOr<std::vector<RuntimeContainer>> list =
+        stream.ok() ? client_.List()
+                    : StatusOr<std::vector<RuntimeContainer>>(stream.status());
+    if (!list.ok()) {
+      if (first) {
+        LENS_LOG(WARN).Field("error", list.status())
+            << "containerd unavailable; retrying";
+        first = false;
+      }
+      if (!SleepFor(backoff)) return;
+      backoff = std::min(backoff * 2, options_.reconnect_max);
+      continue;
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+      stream_ = stream->get();
+    }
+    {
+      std::lock_guard apply(apply_mu_);
+      ApplyList(*list);
+    }
+    connected_ = true;
+    first = true;
+    backoff = options_.reconnect_min;
+    RuntimeEvent event;
+    while ((*stream)->Next(&event)) {
+      std::lock_guard apply(apply_mu_);
+      ApplyEvent(event);
+    }
+    connected_ = false;
+    {
+      std::lock_guard lock(mu_);
+      stream_ = nullptr;
+      if (stopping_) return;
+    }
+    LENS_LOG(WARN).Field("error", (*stream)->Finish())
+        << "containerd event stream ended; reconnecting";
+    ++reconnects_;
+  }
+}
+
+void ContainerTracker::Impl::MaintenanceLoop() {
+  auto last_relist = std::chrono::steady_clock::now();
+  while (SleepFor(options_.pod_resources_interval)) {
+    RefreshAllocations();
+    if (!connected_ ||
+        std::chrono::steady_clock::now() - last_relist < kRelistInterval) {
+      continue;
+    }
+    last_relist = std::chrono::steady_clock::now();
+    auto list = client_.List();
+    if (!list.ok()) continue;  // the events thread reconnects
+    std::lock_guard apply(apply_mu_);
+    ApplyList(*list);
+  }
+}
+
+ContainerTracker::ContainerTracker(ContainerTrackerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+ContainerTracker::~ContainerTracker() { Stop(); }
+
+void ContainerTracker::SetInventory(DeviceInventory inventory) {
+  {
+    std::lock_guard lock(impl_->mu_);
+    impl_->inventory_ = std::move(inventory);
+  }
+  std::lock_guard apply(impl_->apply_mu_);
+  impl_->Reresolve();
+}
+
+void ContainerTracker::SetListener(Listener listener) {
+  impl_->listener_ = std::move(listener);
+}
+
+void ContainerTracker::SetResyncListener(ResyncListener listener) {
+  impl_->resync_listener_ = std::move(listener);
+}
+
+Status ContainerTracker::Start() {
+  if (impl_->events_thread_.joinable()) return OkStatus();
+  Impl& impl = *impl_;
+  impl.RefreshAllocations();
+  // The first list is synchronous, so a caller learns at once that
+  // containerd is unreachable; the events thread lists again after it has
+  // subscribed.
+  auto list = impl.client_.List();
+  if (list.ok()) {
+    std::lock_guard apply(impl.apply_mu_);
+    impl.ApplyList(*list);
+  }
+  {
+    std::lock_guard lock(impl.mu_);
+    impl.stopping_ = false;
+  }
+  impl.events_thread_ = std::thread([&impl] { impl.EventsLoop(); });
+  impl.maintenance_thread_ = std::thread([&impl] { impl.MaintenanceLoop(); });
+  return list.status();
+}
+
+void ContainerTracker::Stop() {
+  {
+    std::lock_guard lock(impl_->mu_);
+    impl_->stopping_ = true;
+    if (impl_->stream_ != nullptr) impl_->stream_->Cancel();
+  }
+  impl_->wake_.notify_all();
+  if (impl_->events_thread_.joinable()) impl_->events_thread_.join();
+  if (impl_->maintenance_thread_.joinable()) impl_->maintenance_thread_.join();
+}
+
+std::vector<ContainerRecord> ContainerTracker::Containers() const {
+  std::lock_guard lock(impl_->mu_);
+  std::vector<ContainerRecord> out;
+  out.reserve(impl_->entries_.size());
+  for (const auto& [id, e] : impl_->entries_) out.push_back(e.record);
+  return out;
+}
+
+bool ContainerTracker::Connected() const { return impl_->connected_; }
+
+uint64_t ContainerTracker::Reconnects() const { return impl_->reconnects_; }
+
+StatusOr<std::vector<ContainerRecord>> ContainerTracker::ListOnce(
+    const ContainerTrackerOptions& options, const DeviceInventory& inventory) {
+  ContainerdClient client(options.containerd_socket,
+                          options.containerd_namespace, options.call_timeout);
+  LENS_ASSIGN_OR_RETURN(auto list, client.List());
+  containers::PodAllocations allocations;
+  struct stat st;
+  if (!options.pod_resources_socket.empty() &&
+      ::stat(options.pod_resources_socket.c_str(), &st) == 0) {
+    containers::PodResourcesClient pr(options.pod_resources_socket,
+                                      options.call_timeout);
+    auto listed = pr.List();
+    if (listed.ok()) allocations = containers::IndexAllocations(*listed);
+  }
+  containers::RecordContext ctx{&options, &inventory, &allocations};
+  std::vector<ContainerRecord> out;
+  for (const RuntimeContainer& c : list) {
+    out.push_back(
+        containers::BuildRecord(c, ParseSpecOrEmpty(c), ctx, Now()));
+  }
+  return out;
+}
+
+}  // namespace lens

@@ -78,6 +78,13 @@ constexpr FieldRule<N> kRules[] = {
     {"kubeletTokenFile", DecodeString<&N::kubelet_token_file>},
     {"kubeletCaFile", DecodeString<&N::kubelet_ca_file>},
     {"kubeletInsecureSkipVerify", DecodeFlag<&N::kubelet_insecure_skip_verify>},
+    {"containers", DecodeFlag<&N::containers>},
+    {"containerdSocket", DecodeString<&N::containerd_socket>},
+    {"containerdNamespace", DecodeString<&N::containerd_namespace>},
+    {"podResourcesSocket", DecodeString<&N::pod_resources_socket>},
+    {"jobsAddress", DecodeString<&N::jobs_address>},
+    {"jobsCaFile", DecodeString<&N::jobs_ca_file>},
+    {"jobsBearerTokenFile", DecodeString<&N::jobs_bearer_token_file>},
 };
 
 }  // namespace
@@ -109,6 +116,11 @@ Status NodeExporterOptions::Validate() const {
       kubelet_url.rfind("https://", 0) != 0) {
     return InvalidArgumentError(
         "kubeletUrl: must start with http:// or https://");
+  }
+  if (containers && (containerd_socket.empty() || containerd_namespace.empty())) {
+    return InvalidArgumentError(
+        "containerdSocket and containerdNamespace must not be empty while "
+        "containers is on");
   }
   return OkStatus();
 }

@@ -1,0 +1,121 @@
+#include "containers/container_record.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "containers/device_resolver.h"
+
+namespace lens::containers {
+namespace {
+
+constexpr size_t kMaxLabels = 64;
+constexpr size_t kMaxLabelBytes = 4096;
+
+std::string LabelOr(const std::map<std::string, std::string>& labels,
+                    const char* key) {
+  auto it = labels.find(key);
+  return it == labels.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+PodAllocations IndexAllocations(
+    const std::vector<PodResourcesContainer>& containers) {
+  PodAllocations out;
+  for (const PodResourcesContainer& c : containers) {
+    auto& devices =
+        out[std::make_tuple(c.pod_namespace, c.pod_name, c.container_name)];
+    devices.insert(devices.end(), c.devices.begin(), c.devices.end());
+  }
+  return out;
+}
+
+std::string StateOf(const RuntimeContainer& c) {
+  if (!c.has_task) return "created";
+  if (c.task_status == "stopped") return "exited";
+  if (c.task_status == "pausing") return "paused";
+  return c.task_status;
+}
+
+std::string LabelsJson(const std::map<std::string, std::string>& labels) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  size_t n = 0;
+  for (const auto& [key, value] : labels) {
+    if (n == kMaxLabels) break;
+    if (key.size() + value.size() > kMaxLabelBytes) continue;
+    w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+    w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+    ++n;
+  }
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::vector<ContainerDeviceRecord> ResolveDevices(const ContainerRecord& record,
+                                                  const OciSpecFacts& spec,
+                                                  const RecordContext& ctx) {
+  std::vector<ContainerDeviceRecord> from_pod_resources;
+  if (ctx.allocations != nullptr && !record.pod_name.empty()) {
+    auto it = ctx.allocations->find(std::make_tuple(
+        record.pod_namespace, record.pod_name, record.container_name));
+    if (it != ctx.allocations->end()) {
+      from_pod_resources = DevicesFromPodResources(it->second, *ctx.inventory);
+    }
+  }
+  return MergeDevices(
+      std::move(from_pod_resources),
+      DevicesFromOciSpec(spec, *ctx.inventory, ctx.options->roots));
+}
+
+ContainerRecord BuildRecord(const RuntimeContainer& c, const OciSpecFacts& spec,
+                            const RecordContext& ctx, Timestamp now) {
+  ContainerRecord r;
+  r.container_id = c.id;
+  r.node = ctx.options->node;
+  r.runtime_namespace = ctx.options->containerd_namespace;
+  r.pod_uid = LabelOr(c.labels, kPodUidLabel);
+  r.pod_name = LabelOr(c.labels, kPodNameLabel);
+  r.pod_namespace = LabelOr(c.labels, kPodNamespaceLabel);
+  r.container_name = LabelOr(c.labels, kContainerNameLabel);
+  r.image = c.image;
+  r.state = StateOf(c);
+  r.privileged = spec.privileged;
+  r.pid = r.state == "exited" ? 0 : c.pid;
+  r.exit_code = c.exit_status;
+  r.labels_json = LabelsJson(c.labels);
+  r.created_at = c.created_at;
+  r.finished_at = c.exited_at;
+  r.updated_at = now;
+  r.devices = ResolveDevices(r, spec, ctx);
+  return r;
+}
+
+std::string DiffEventType(const ContainerRecord& before,
+                          const ContainerRecord& after) {
+  if (before.state != after.state) {
+    if (after.state == "running") {
+      return before.state == "paused" ? "resume" : "start";
+    }
+    if (after.state == "exited") return "exit";
+    if (after.state == "paused") return "pause";
+    return "update";
+  }
+  bool same = before.devices.size() == after.devices.size();
+  for (size_t i = 0; same && i < before.devices.size(); ++i) {
+    const auto& a = before.devices[i];
+    const auto& b = after.devices[i];
+    same = a.kind == b.kind && a.device_key == b.device_key &&
+           a.bdf == b.bdf && a.source == b.source;
+  }
+  if (!same || before.labels_json != after.labels_json ||
+      before.image != after.image || before.pid != after.pid ||
+      before.privileged != after.privileged ||
+      before.exit_code != after.exit_code) {
+    return "update";
+  }
+  return "";
+}
+
+}  // namespace lens::containers

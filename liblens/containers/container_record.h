@@ -1,0 +1,66 @@
+// From containerd's view of a container (plus the kubelet's allocations) to
+// Lens's ContainerRecord, and the change between two records. Pure.
+#ifndef LENS_CONTAINERS_CONTAINER_RECORD_H_
+#define LENS_CONTAINERS_CONTAINER_RECORD_H_
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "containers/containerd/containerd_client.h"
+#include "containers/oci_spec.h"
+#include "containers/pod_resources.h"
+#include "lens/containers.h"
+#include "lens/store_types.h"
+
+namespace lens::containers {
+
+// The CRI labels that name a container's pod.
+inline constexpr char kPodNameLabel[] = "io.kubernetes.pod.name";
+inline constexpr char kPodNamespaceLabel[] = "io.kubernetes.pod.namespace";
+inline constexpr char kPodUidLabel[] = "io.kubernetes.pod.uid";
+inline constexpr char kContainerNameLabel[] = "io.kubernetes.container.name";
+
+// Pod-resources allocations by (pod namespace, pod name, container name).
+using PodAllocations =
+    std::map<std::tuple<std::string, std::string, std::string>,
+             std::vector<PodResourceDevices>>;
+PodAllocations IndexAllocations(
+    const std::vector<PodResourcesContainer>& containers);
+
+// What the record is built from; the spec is parsed once per container.
+struct RecordContext {
+  const ContainerTrackerOptions* options = nullptr;
+  const DeviceInventory* inventory = nullptr;
+  const PodAllocations* allocations = nullptr;
+};
+
+// Record state from the task: no task -> "created"; stopped -> "exited";
+// pausing -> "paused"; otherwise the task status.
+std::string StateOf(const RuntimeContainer& c);
+
+// Labels as a JSON object, at most 64 labels of at most 4 KiB each (what
+// does not fit is left out, never truncated mid-value).
+std::string LabelsJson(const std::map<std::string, std::string>& labels);
+
+// The full record. `spec` is ParseOciSpec(c.spec_json) (empty facts when the
+// spec did not parse).
+ContainerRecord BuildRecord(const RuntimeContainer& c, const OciSpecFacts& spec,
+                            const RecordContext& ctx, Timestamp now);
+
+// The devices of a record, resolved again (after an inventory or allocation
+// change).
+std::vector<ContainerDeviceRecord> ResolveDevices(const ContainerRecord& record,
+                                                  const OciSpecFacts& spec,
+                                                  const RecordContext& ctx);
+
+// The event that turns `before` into `after` as seen by a full list: "start"
+// when it began running, "exit" when it stopped, "pause"/"resume", "update"
+// for any other difference, "" when nothing that matters changed.
+std::string DiffEventType(const ContainerRecord& before,
+                          const ContainerRecord& after);
+
+}  // namespace lens::containers
+
+#endif  // LENS_CONTAINERS_CONTAINER_RECORD_H_
