@@ -61,7 +61,8 @@ std::vector<ContainerDeviceRecord> ResolveDevices(const ContainerRecord& record,
     auto it = ctx.allocations->find(std::make_tuple(
         record.pod_namespace, record.pod_name, record.container_name));
     if (it != ctx.allocations->end()) {
-      from_pod_resources = DevicesFromPodResources(it->second, *ctx.inventory);
+      from_pod_resources = DevicesFromPodResources(
+          it->second, *ctx.inventory, ctx.options->roots);
     }
   }
   return MergeDevices(
