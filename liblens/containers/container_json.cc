@@ -1,0 +1,309 @@
+// ContainerJson / ContainersJson / ContainersText: a container record as the
+// node REST API (/pods) and `lens containers` show it.
+#include <rapidjson/reader.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lens/containers.h"
+#include "store/text.h"
+
+namespace lens {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// Records normally hold valid UTF-8 (the store sanitises what it writes),
+// but a record straight from containerd may not; JSON output must be valid.
+std::string Utf8(std::string_view s) {
+  std::string out(s);
+  store::SanitizeUtf8(&out);
+  return out;
+}
+
+void String(Writer& w, std::string_view value) {
+  const std::string s = Utf8(value);
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void Str(Writer& w, const char* key, std::string_view value) {
+  w.Key(key);
+  String(w, value);
+}
+
+// Exact decimal text, "1718900000.123456": a double would round the
+// microseconds of current times in its last digit.
+std::string UnixSeconds(Timestamp t) {
+  const int64_t us = t.time_since_epoch().count();
+  const uint64_t magnitude =
+      us < 0 ? 0 - static_cast<uint64_t>(us) : static_cast<uint64_t>(us);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s%llu.%06llu", us < 0 ? "-" : "",
+                static_cast<unsigned long long>(magnitude / 1000000),
+                static_cast<unsigned long long>(magnitude % 1000000));
+  return buf;
+}
+
+void Time(Writer& w, const char* key, const std::optional<Timestamp>& t) {
+  w.Key(key);
+  if (!t) {
+    w.Null();
+    return;
+  }
+  const std::string text = UnixSeconds(*t);
+  w.RawValue(text.data(), text.size(), rapidjson::kNumberType);
+}
+
+// SAX handler that copies a JSON object into a writer with every string made
+// valid UTF-8 and numbers kept as written. Fails on any root but an object.
+class ObjectCopier {
+ public:
+  explicit ObjectCopier(Writer* w) : w_(w) {}
+
+  bool Null() { return InObject() && w_->Null(); }
+  bool Bool(bool b) { return InObject() && w_->Bool(b); }
+  // Numbers arrive as RawNumber (kParseNumbersAsStringsFlag); the typed
+  // callbacks are part of the handler concept.
+  bool Int(int i) { return InObject() && w_->Int(i); }
+  bool Uint(unsigned u) { return InObject() && w_->Uint(u); }
+  bool Int64(int64_t i) { return InObject() && w_->Int64(i); }
+  bool Uint64(uint64_t u) { return InObject() && w_->Uint64(u); }
+  bool Double(double d) { return InObject() && w_->Double(d); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    return InObject() && w_->RawValue(s, n, rapidjson::kNumberType);
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    if (!InObject()) return false;
+    const std::string v = Utf8(std::string_view(s, n));
+    return w_->String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    const std::string k = Utf8(std::string_view(s, n));
+    return w_->Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
+  }
+  bool StartObject() {
+    ++depth_;
+    return w_->StartObject();
+  }
+  bool EndObject(rapidjson::SizeType) {
+    --depth_;
+    return w_->EndObject();
+  }
+  bool StartArray() {
+    if (!InObject()) return false;
+    ++depth_;
+    return w_->StartArray();
+  }
+  bool EndArray(rapidjson::SizeType) {
+    --depth_;
+    return w_->EndArray();
+  }
+
+ private:
+  bool InObject() const { return depth_ > 0; }
+
+  Writer* w_;
+  int depth_ = 0;
+};
+
+// `labels_json` re-emitted; "{}" when it is not a JSON object, so one bad
+// record never breaks the whole document.
+void Labels(Writer& w, const std::string& labels_json) {
+  rapidjson::StringBuffer buf;
+  Writer copy(buf);
+  ObjectCopier copier(&copy);
+  rapidjson::Reader reader;
+  rapidjson::StringStream in(labels_json.c_str());
+  constexpr unsigned kFlags =
+      rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
+  const bool ok = !reader.Parse<kFlags>(in, copier).IsError() &&
+                  copy.IsComplete() &&
+                  in.Tell() == labels_json.size();  // no NUL inside
+  w.Key("labels");
+  if (!ok) {
+    w.StartObject();
+    w.EndObject();
+    return;
+  }
+  w.RawValue(buf.GetString(), buf.GetSize(), rapidjson::kObjectType);
+}
+
+void Devices(Writer& w, const std::vector<ContainerDeviceRecord>& devices) {
+  w.Key("devices");
+  w.StartArray();
+  for (const ContainerDeviceRecord& d : devices) {
+    w.StartObject();
+    Str(w, "kind", d.kind);
+    Str(w, "key", d.device_key);
+    Str(w, "bdf", d.bdf);
+    Str(w, "source", d.source);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void ContainerObject(Writer& w, const ContainerRecord& c) {
+  w.StartObject();
+  Str(w, "id", c.container_id);
+  Str(w, "namespace", c.runtime_namespace);
+  w.Key("pod");
+  w.StartObject();
+  Str(w, "uid", c.pod_uid);
+  Str(w, "name", c.pod_name);
+  Str(w, "namespace", c.pod_namespace);
+  w.EndObject();
+  Str(w, "container", c.container_name);
+  Str(w, "image", c.image);
+  Str(w, "state", c.state);
+  w.Key("privileged");
+  w.Bool(c.privileged);
+  w.Key("pid");
+  w.Int64(c.pid);
+  w.Key("exitCode");
+  if (c.exit_code) {
+    w.Int(*c.exit_code);
+  } else {
+    w.Null();
+  }
+  Time(w, "createdAt", c.created_at);
+  Time(w, "startedAt", c.started_at);
+  Time(w, "finishedAt", c.finished_at);
+  Time(w, "updatedAt", c.updated_at);
+  Labels(w, c.labels_json);
+  Devices(w, c.devices);
+  w.EndObject();
+}
+
+std::string Text(const rapidjson::StringBuffer& buf) {
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+// ---- the terminal table ----------------------------------------------------
+
+// A table cell: valid UTF-8 with control characters shown as '?', so a name
+// can neither break the layout nor send escape sequences to the terminal.
+std::string Cell(std::string_view s) {
+  std::string out = Utf8(s);
+  for (char& ch : out) {
+    const auto b = static_cast<unsigned char>(ch);
+    if (b < 0x20 || b == 0x7f) ch = '?';
+  }
+  return out.empty() ? "-" : out;
+}
+
+// Columns on screen: one per code point (wide CJK characters aside).
+size_t Width(std::string_view s) {
+  size_t n = 0;
+  for (char ch : s) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+  return n;
+}
+
+std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (const std::string& p : parts) {
+    if (!out.empty()) out += sep;
+    out += p;
+  }
+  return out;
+}
+
+void AddOnce(std::vector<std::string>* list, const std::string& value) {
+  if (std::find(list->begin(), list->end(), value) == list->end()) {
+    list->push_back(value);
+  }
+}
+
+// "gpu:SERIAL1,SERIAL2 rdma:mlx5_0 (pod-resources)": keys grouped by kind in
+// record order; the source once when all devices share it, else per group.
+std::string DevicesCell(const std::vector<ContainerDeviceRecord>& devices) {
+  struct Group {
+    std::string kind;
+    std::vector<std::string> keys;
+    std::vector<std::string> sources;
+  };
+  std::vector<Group> groups;
+  std::vector<std::string> all_sources;
+  for (const ContainerDeviceRecord& d : devices) {
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const Group& x) { return x.kind == d.kind; });
+    if (g == groups.end()) {
+      g = groups.insert(groups.end(), Group{d.kind, {}, {}});
+    }
+    g->keys.push_back(d.device_key.empty() ? d.bdf : d.device_key);
+    AddOnce(&g->sources, d.source);
+    AddOnce(&all_sources, d.source);
+  }
+  std::vector<std::string> parts;
+  for (const Group& g : groups) {
+    parts.push_back(g.kind + ":" + Join(g.keys, ","));
+    if (all_sources.size() > 1) {
+      parts.back() += " (" + Join(g.sources, "+") + ")";
+    }
+  }
+  if (all_sources.size() == 1) parts.push_back("(" + all_sources.front() + ")");
+  return Cell(Join(parts, " "));
+}
+
+std::vector<std::string> Row(const ContainerRecord& c) {
+  const std::string pod = c.pod_namespace.empty() && c.pod_name.empty()
+                              ? ""
+                              : c.pod_namespace + "/" + c.pod_name;
+  return {Cell(c.container_id.substr(0, 12)),
+          Cell(pod),
+          Cell(c.container_name),
+          Cell(c.state),
+          c.privileged ? "yes" : "no",
+          DevicesCell(c.devices)};
+}
+
+}  // namespace
+
+std::string ContainerJson(const ContainerRecord& container) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  ContainerObject(w, container);
+  return Text(buf);
+}
+
+std::string ContainersJson(const std::vector<ContainerRecord>& containers) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  w.Key("containers");
+  w.StartArray();
+  for (const ContainerRecord& c : containers) ContainerObject(w, c);
+  w.EndArray();
+  w.EndObject();
+  return Text(buf);
+}
+
+std::string ContainersText(const std::vector<ContainerRecord>& containers) {
+  if (containers.empty()) return "no containers\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"CONTAINER", "POD", "CONTAINER NAME", "STATE", "PRIV", "DEVICES"}};
+  for (const ContainerRecord& c : containers) rows.push_back(Row(c));
+  std::vector<size_t> widths(rows.front().size(), 0);
+  for (const std::vector<std::string>& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], Width(row[i]));
+    }
+  }
+  std::string out;
+  for (const std::vector<std::string>& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      out += row[i];
+      if (i + 1 < row.size()) out.append(widths[i] - Width(row[i]) + 2, ' ');
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace lens

@@ -30,19 +30,27 @@ struct PodResourcesContainer {
   bool operator==(const PodResourcesContainer&) const = default;
 };
 
-// Thread-compatible (one caller at a time); cheap to keep.
+// Thread-compatible (one caller at a time); cheap to keep. Dials lazily on
+// the first List() and keeps the connection between calls.
 class PodResourcesClient {
  public:
   // `socket_path`: the kubelet's pod-resources socket
-  // (/var/lib/kubelet/pod-resources/kubelet.sock). `timeout`: per call.
-  PodResourcesClient(std::string socket_path, std::chrono::milliseconds timeout);
+  // (/var/lib/kubelet/pod-resources/kubelet.sock). `timeout`: the deadline
+  // of each call, connecting included.
+  PodResourcesClient(std::string socket_path,
+                     std::chrono::milliseconds timeout);
   ~PodResourcesClient();
   PodResourcesClient(const PodResourcesClient&) = delete;
   PodResourcesClient& operator=(const PodResourcesClient&) = delete;
 
-  // Lists every container with devices. Errors: NotFound when the socket
-  // does not exist; Unavailable (with the socket path and gRPC message) when
-  // the kubelet does not answer in time; Unimplemented when it lacks v1.
+  // Lists every container that holds at least one device-plugin device
+  // (CPU and memory assignments are not devices), in the kubelet's order.
+  // Errors: NotFound when the socket does not exist (checked before every
+  // call, so a socket that appears later is picked up); FailedPrecondition
+  // when the path is not a socket; Unavailable (with the socket path and the
+  // gRPC message) when the kubelet cannot be reached or does not answer
+  // within the timeout; Unimplemented when it does not serve v1; other gRPC
+  // errors keep their code. After a failure the next call dials afresh.
   StatusOr<std::vector<PodResourcesContainer>> List();
 
  private:
