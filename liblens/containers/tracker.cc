@@ -270,6 +270,7 @@ void ContainerTracker::Impl::RefreshAllocations() {
 void ContainerTracker::Impl::EventsLoop() {
   auto backoff = options_.reconnect_min;
   bool first = true;
+  bool lost = false;  // a failed attempt or an ended stream since Start()
   while (true) {
     {
       std::lock_guard lock(mu_);
@@ -281,6 +282,7 @@ void ContainerTracker::Impl::EventsLoop() {
         stream.ok() ? client_.List()
                     : StatusOr<std::vector<RuntimeContainer>>(stream.status());
     if (!list.ok()) {
+      lost = true;
       if (first) {
         LENS_LOG(WARN).Field("error", list.status())
             << "containerd unavailable; retrying";
@@ -295,6 +297,8 @@ void ContainerTracker::Impl::EventsLoop() {
       if (stopping_) return;
       stream_ = stream->get();
     }
+    if (lost) ++reconnects_;
+    lost = true;  // whatever ends the stream below is a loss
     {
       std::lock_guard apply(apply_mu_);
       ApplyList(*list);
@@ -315,7 +319,6 @@ void ContainerTracker::Impl::EventsLoop() {
     }
     LENS_LOG(WARN).Field("error", (*stream)->Finish())
         << "containerd event stream ended; reconnecting";
-    ++reconnects_;
   }
 }
 

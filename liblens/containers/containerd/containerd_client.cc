@@ -239,7 +239,11 @@ StatusOr<std::vector<RuntimeContainer>> ContainerdClient::List() {
       FromGrpcStatus(impl_->tasks_->List(ctx.get(), {}, &tasks),
                      "list tasks on " + socket_path_));
   std::map<std::string, const tt::Process*> by_id;
-  for (const tt::Process& t : tasks.tasks()) by_id[t.container_id()] = &t;
+  // containerd fills Process.id (the init process's id is the container's)
+  // and leaves container_id empty in task lists.
+  for (const tt::Process& t : tasks.tasks()) {
+    by_id[t.container_id().empty() ? t.id() : t.container_id()] = &t;
+  }
   std::vector<RuntimeContainer> out;
   out.reserve(containers.containers_size());
   for (const cs::Container& c : containers.containers()) {
