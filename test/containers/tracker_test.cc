@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "containerd_harness.h"
+#include "containerd_env.h"
 #include "lens/containers.h"
 #include "lens/gpu.h"
 #include "lens/rdma.h"
@@ -23,85 +23,17 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 const std::string kFixtures = LENS_FIXTURES_DIR;
-const std::string kImage = "lens.test/busybox:1";
-
-// One containerd for the whole binary: starting one takes a second.
-test::ContainerdServer* g_containerd = nullptr;
-std::string g_skip;
-
-class TrackerEnv : public ::testing::Environment {
- public:
-  void SetUp() override {
-    auto server = test::ContainerdServer::Start();
-    if (!server.ok()) {
-      g_skip = server.status().message();
-      return;
-    }
-    server_ = std::move(*server);
-    Status st = server_->ImportBusyboxImage(test::kCriNamespace, kImage);
-    ASSERT_TRUE(st.ok()) << st;
-    g_containerd = server_.get();
-  }
-  void TearDown() override {
-    g_containerd = nullptr;
-    if (server_) (void)server_->Stop();
-  }
-
- private:
-  std::unique_ptr<test::ContainerdServer> server_;
-};
-
-// Records every change; waits for one that matches.
-class Recorder {
- public:
-  void Add(const ContainerChange& c) {
-    std::lock_guard lock(mu_);
-    changes_.push_back(c);
-    cv_.notify_all();
-  }
-  // The first change of `id` with `type` (waiting up to `timeout`).
-  std::optional<ContainerChange> Wait(const std::string& id,
-                                      const std::string& type,
-                                      milliseconds timeout = seconds(10)) {
-    std::unique_lock lock(mu_);
-    std::optional<ContainerChange> found;
-    cv_.wait_for(lock, timeout, [&] {
-      for (const auto& c : changes_) {
-        if (c.event.container_id == id && c.event.event_type == type) {
-          found = c;
-          return true;
-        }
-      }
-      return false;
-    });
-    return found;
-  }
-  std::vector<std::string> Types(const std::string& id) {
-    std::lock_guard lock(mu_);
-    std::vector<std::string> out;
-    for (const auto& c : changes_) {
-      if (c.event.container_id == id) out.push_back(c.event.event_type);
-    }
-    return out;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<ContainerChange> changes_;
-};
-
 class TrackerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (g_containerd == nullptr) {
-      GTEST_SKIP() << "no private containerd: " << g_skip;
+    if (test::g_containerd == nullptr) {
+      GTEST_SKIP() << "no private containerd: " << test::g_skip;
     }
     roots_ = HostRoots::Under(kFixtures + "/hosts/mi300x-8x-mlx5");
     auto gpus = NewAmdGpuSysfsSource(roots_)->Scan();
     ASSERT_TRUE(gpus.ok()) << gpus.status();
     inventory_.gpus = *gpus;
-    dev_dir_ = g_containerd->dir() + "/testdev";
+    dev_dir_ = test::g_containerd->dir() + "/testdev";
     // Device nodes with the real DRM numbers: GPU 0 of the fixture host is
     // card0 + renderD128.
     ASSERT_TRUE(
@@ -113,7 +45,7 @@ class TrackerTest : public ::testing::Test {
   ContainerTrackerOptions Options() const {
     ContainerTrackerOptions o;
     o.node = "node-under-test";
-    o.containerd_socket = g_containerd->socket_path();
+    o.containerd_socket = test::g_containerd->socket_path();
     o.pod_resources_socket = "";
     o.roots = roots_;
     o.reconnect_min = milliseconds(50);
@@ -124,7 +56,7 @@ class TrackerTest : public ::testing::Test {
   test::ContainerSpec Pod(const std::string& id, const std::string& pod) {
     test::ContainerSpec spec;
     spec.id = id;
-    spec.image = kImage;
+    spec.image = test::kBusyboxImage;
     spec.labels = {{"io.kubernetes.pod.name", pod},
                    {"io.kubernetes.pod.namespace", "ml-team"},
                    {"io.kubernetes.pod.uid", "uid-" + pod},
@@ -138,7 +70,7 @@ class TrackerTest : public ::testing::Test {
 };
 
 TEST_F(TrackerTest, FollowsALifecycleWithPodIdentityAndDevices) {
-  Recorder rec;
+  test::Recorder rec;
   ContainerTracker tracker(Options());
   tracker.SetInventory(inventory_);
   tracker.SetListener([&](const ContainerChange& c) { rec.Add(c); });
@@ -146,7 +78,7 @@ TEST_F(TrackerTest, FollowsALifecycleWithPodIdentityAndDevices) {
 
   test::ContainerSpec spec = Pod("trk-life", "llama-0");
   spec.devices = {dev_dir_ + "/dri/card0", dev_dir_ + "/dri/renderD128"};
-  ASSERT_TRUE(g_containerd->RunDetached(spec).ok());
+  ASSERT_TRUE(test::g_containerd->RunDetached(spec).ok());
 
   auto started = rec.Wait("trk-life", "start");
   ASSERT_TRUE(started.has_value()) << "no start event";
@@ -168,7 +100,7 @@ TEST_F(TrackerTest, FollowsALifecycleWithPodIdentityAndDevices) {
   EXPECT_EQ(r.devices[0].source, kDeviceSourceOciSpec);
   EXPECT_TRUE(rec.Wait("trk-life", "create").has_value());
 
-  ASSERT_TRUE(g_containerd->KillTask("trk-life", SIGKILL).ok());
+  ASSERT_TRUE(test::g_containerd->KillTask("trk-life", SIGKILL).ok());
   auto exited = rec.Wait("trk-life", "exit");
   ASSERT_TRUE(exited.has_value()) << "no exit event";
   EXPECT_EQ(exited->container.state, "exited");
@@ -176,8 +108,8 @@ TEST_F(TrackerTest, FollowsALifecycleWithPodIdentityAndDevices) {
   EXPECT_EQ(*exited->container.exit_code, 128 + SIGKILL);
   EXPECT_TRUE(exited->container.finished_at.has_value());
 
-  ASSERT_TRUE(g_containerd->DeleteTask("trk-life").ok());
-  ASSERT_TRUE(g_containerd->DeleteContainer("trk-life").ok());
+  ASSERT_TRUE(test::g_containerd->DeleteTask("trk-life").ok());
+  ASSERT_TRUE(test::g_containerd->DeleteContainer("trk-life").ok());
   auto deleted = rec.Wait("trk-life", "delete");
   ASSERT_TRUE(deleted.has_value());
   EXPECT_EQ(deleted->container.state, "deleted");
@@ -190,7 +122,7 @@ TEST_F(TrackerTest, FollowsALifecycleWithPodIdentityAndDevices) {
 }
 
 TEST_F(TrackerTest, MarksPrivilegedContainersWithoutOwningEveryDevice) {
-  Recorder rec;
+  test::Recorder rec;
   ContainerTracker tracker(Options());
   tracker.SetInventory(inventory_);
   tracker.SetListener([&](const ContainerChange& c) { rec.Add(c); });
@@ -198,38 +130,38 @@ TEST_F(TrackerTest, MarksPrivilegedContainersWithoutOwningEveryDevice) {
   test::ContainerSpec spec = Pod("trk-priv", "debug-0");
   spec.privileged = true;
   spec.devices = {dev_dir_ + "/dri/renderD129"};
-  ASSERT_TRUE(g_containerd->RunDetached(spec).ok());
+  ASSERT_TRUE(test::g_containerd->RunDetached(spec).ok());
   auto started = rec.Wait("trk-priv", "start");
   ASSERT_TRUE(started.has_value());
   EXPECT_TRUE(started->container.privileged);
   EXPECT_TRUE(started->container.devices.empty())
       << "seeing every device proves no ownership";
-  ASSERT_TRUE(g_containerd->KillTask("trk-priv", SIGKILL).ok());
-  ASSERT_TRUE(g_containerd->DeleteTask("trk-priv").ok());
-  ASSERT_TRUE(g_containerd->DeleteContainer("trk-priv").ok());
+  ASSERT_TRUE(test::g_containerd->KillTask("trk-priv", SIGKILL).ok());
+  ASSERT_TRUE(test::g_containerd->DeleteTask("trk-priv").ok());
+  ASSERT_TRUE(test::g_containerd->DeleteContainer("trk-priv").ok());
   EXPECT_TRUE(rec.Wait("trk-priv", "delete").has_value());
 }
 
 TEST_F(TrackerTest, ReportsAnOomKill) {
-  Recorder rec;
+  test::Recorder rec;
   ContainerTracker tracker(Options());
   tracker.SetListener([&](const ContainerChange& c) { rec.Add(c); });
   ASSERT_TRUE(tracker.Start().ok());
   test::ContainerSpec spec = Pod("trk-oom", "oom-0");
   spec.memory_limit_bytes = 16 << 20;
   spec.args = {"sh", "-c", "head -c 256m /dev/zero | tail"};
-  ASSERT_TRUE(g_containerd->RunDetached(spec).ok());
+  ASSERT_TRUE(test::g_containerd->RunDetached(spec).ok());
   auto oom = rec.Wait("trk-oom", "oom", seconds(20));
   ASSERT_TRUE(oom.has_value()) << "no OOM event";
   auto exited = rec.Wait("trk-oom", "exit");
   ASSERT_TRUE(exited.has_value());
   EXPECT_NE(exited->container.exit_code.value_or(0), 0);
-  ASSERT_TRUE(g_containerd->DeleteTask("trk-oom").ok());
-  ASSERT_TRUE(g_containerd->DeleteContainer("trk-oom").ok());
+  ASSERT_TRUE(test::g_containerd->DeleteTask("trk-oom").ok());
+  ASSERT_TRUE(test::g_containerd->DeleteContainer("trk-oom").ok());
 }
 
 TEST_F(TrackerTest, ResyncsAfterContainerdRestartsAndCatchesWhatItMissed) {
-  Recorder rec;
+  test::Recorder rec;
   ContainerTracker tracker(Options());
   tracker.SetListener([&](const ContainerChange& c) { rec.Add(c); });
   std::vector<std::vector<ContainerRecord>> resyncs;
@@ -238,8 +170,8 @@ TEST_F(TrackerTest, ResyncsAfterContainerdRestartsAndCatchesWhatItMissed) {
     std::lock_guard lock(resync_mu);
     resyncs.push_back(all);
   });
-  ASSERT_TRUE(g_containerd->RunDetached(Pod("trk-keep", "keep-0")).ok());
-  ASSERT_TRUE(g_containerd->RunDetached(Pod("trk-dies", "dies-0")).ok());
+  ASSERT_TRUE(test::g_containerd->RunDetached(Pod("trk-keep", "keep-0")).ok());
+  ASSERT_TRUE(test::g_containerd->RunDetached(Pod("trk-dies", "dies-0")).ok());
   ASSERT_TRUE(tracker.Start().ok());
   auto running = rec.Wait("trk-dies", "start");
   ASSERT_TRUE(running.has_value())
@@ -249,11 +181,11 @@ TEST_F(TrackerTest, ResyncsAfterContainerdRestartsAndCatchesWhatItMissed) {
   ASSERT_GT(pid, 0);
 
   // containerd dies; meanwhile a container's process is killed.
-  ASSERT_TRUE(g_containerd->Kill(SIGKILL).ok());
+  ASSERT_TRUE(test::g_containerd->Kill(SIGKILL).ok());
   ASSERT_EQ(::kill(static_cast<pid_t>(pid), SIGKILL), 0);
   std::this_thread::sleep_for(milliseconds(300));
   EXPECT_FALSE(tracker.Connected());
-  ASSERT_TRUE(g_containerd->StartAgain().ok());
+  ASSERT_TRUE(test::g_containerd->StartAgain().ok());
 
   auto exited = rec.Wait("trk-dies", "exit", seconds(20));
   ASSERT_TRUE(exited.has_value()) << "the exit missed while containerd was "
@@ -276,7 +208,7 @@ TEST_F(TrackerTest, ResyncsAfterContainerdRestartsAndCatchesWhatItMissed) {
         << "the resync after the reconnect is the full set";
   }
   // Events flow again on the new subscription.
-  ASSERT_TRUE(g_containerd->RunDetached(Pod("trk-after", "after-0")).ok());
+  ASSERT_TRUE(test::g_containerd->RunDetached(Pod("trk-after", "after-0")).ok());
   EXPECT_TRUE(rec.Wait("trk-after", "start").has_value());
 
   std::set<std::string> ids;
@@ -284,9 +216,9 @@ TEST_F(TrackerTest, ResyncsAfterContainerdRestartsAndCatchesWhatItMissed) {
   EXPECT_TRUE(ids.count("trk-keep") && ids.count("trk-dies") &&
               ids.count("trk-after"));
   for (const char* id : {"trk-keep", "trk-dies", "trk-after"}) {
-    (void)g_containerd->KillTask(id, SIGKILL);
-    EXPECT_TRUE(g_containerd->DeleteTask(id).ok()) << id;
-    EXPECT_TRUE(g_containerd->DeleteContainer(id).ok()) << id;
+    (void)test::g_containerd->KillTask(id, SIGKILL);
+    EXPECT_TRUE(test::g_containerd->DeleteTask(id).ok()) << id;
+    EXPECT_TRUE(test::g_containerd->DeleteContainer(id).ok()) << id;
   }
 }
 
@@ -294,7 +226,7 @@ TEST_F(TrackerTest, ListOnceSeesWhatCtrSees) {
   test::ContainerSpec spec = Pod("trk-list", "list-0");
   spec.create_only = true;
   spec.devices = {dev_dir_ + "/dri/renderD128"};
-  ASSERT_TRUE(g_containerd->RunDetached(spec).ok());
+  ASSERT_TRUE(test::g_containerd->RunDetached(spec).ok());
   auto list = ContainerTracker::ListOnce(Options(), inventory_);
   ASSERT_TRUE(list.ok()) << list.status();
   const ContainerRecord* found = nullptr;
@@ -306,7 +238,7 @@ TEST_F(TrackerTest, ListOnceSeesWhatCtrSees) {
   EXPECT_EQ(found->pod_name, "list-0");
   ASSERT_EQ(found->devices.size(), 1u);
   EXPECT_EQ(found->devices[0].bdf, "0000:0c:00.0");
-  ASSERT_TRUE(g_containerd->DeleteContainer("trk-list").ok());
+  ASSERT_TRUE(test::g_containerd->DeleteContainer("trk-list").ok());
 }
 
 TEST(TrackerErrorsTest, NamesAMissingSocket) {
@@ -325,6 +257,6 @@ TEST(TrackerErrorsTest, NamesAMissingSocket) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new lens::TrackerEnv);
+  ::testing::AddGlobalTestEnvironment(new lens::test::ContainerdEnv);
   return RUN_ALL_TESTS();
 }
