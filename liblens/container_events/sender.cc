@@ -17,8 +17,8 @@
 #include "container_events/convert.h"
 #include "lens/container_events.h"
 #include "lens/log.h"
-#include "lens/version.h"
 #include "lens/v1/container_events.grpc.pb.h"
+#include "lens/version.h"
 #include "proto/grpc_status.h"
 
 namespace lens {
@@ -58,15 +58,15 @@ class ContainerEventSender::Impl {
   std::condition_variable cv_;
   // Unacked messages in sequence order; [0, sent_) went out on the current
   // stream.
-  std::deque<v1::AgentMessage> buffer_;          // GUARDED_BY(mu_)
-  size_t sent_ = 0;                              // GUARDED_BY(mu_)
-  uint64_t next_sequence_ = 1;                   // GUARDED_BY(mu_)
+  std::deque<v1::AgentMessage> buffer_;  // GUARDED_BY(mu_)
+  size_t sent_ = 0;                      // GUARDED_BY(mu_)
+  uint64_t next_sequence_ = 1;           // GUARDED_BY(mu_)
   // The node's containers as the server should see them.
   std::map<std::string, v1::ContainerState> view_;  // GUARDED_BY(mu_)
-  bool snapshot_due_ = true;                     // GUARDED_BY(mu_)
-  bool stopping_ = false;                        // GUARDED_BY(mu_)
-  grpc::ClientContext* context_ = nullptr;       // GUARDED_BY(mu_)
-  ContainerEventSenderStats stats_;              // GUARDED_BY(mu_)
+  bool snapshot_due_ = true;                        // GUARDED_BY(mu_)
+  bool stopping_ = false;                           // GUARDED_BY(mu_)
+  grpc::ClientContext* context_ = nullptr;          // GUARDED_BY(mu_)
+  ContainerEventSenderStats stats_;                 // GUARDED_BY(mu_)
   std::thread thread_;
 
   // Appends a numbered message; drops the oldest event when full.

@@ -1,0 +1,52 @@
+#include "container_events/server_metrics.h"
+
+#include <cstdint>
+#include <utility>
+
+namespace lens::container_events {
+
+StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Create() {
+  auto m = std::make_unique<ServerMetrics>();
+  Registry& r = m->registry;
+  LENS_ASSIGN_OR_RETURN(
+      m->received,
+      r.AddCounter("lens_container_events_received_total",
+                   "Container events received from node agents (each entry "
+                   "of a snapshot counts as one)."));
+  LENS_ASSIGN_OR_RETURN(
+      m->snapshots,
+      r.AddCounter("lens_container_event_snapshots_received_total",
+                   "Full container snapshots received from node agents."));
+  LENS_ASSIGN_OR_RETURN(
+      m->errors,
+      r.AddCounter("lens_container_event_errors_total",
+                   "Failed store writes and rejected agent messages."));
+  LENS_ASSIGN_OR_RETURN(m->batches,
+                        r.AddCounter("lens_container_event_batches_total",
+                                     "Batches of agent messages written to the "
+                                     "store."));
+  LENS_ASSIGN_OR_RETURN(
+      m->processing_seconds,
+      r.AddHistogram("lens_container_event_processing_seconds",
+                     "Time from receiving an agent message to storing it (or "
+                     "dropping it as invalid).",
+                     {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1}));
+  LENS_ASSIGN_OR_RETURN(
+      m->agents,
+      r.AddGauge("lens_container_event_agents",
+                 "Node agents connected now (streams past their Hello)."));
+  return m;
+}
+
+ContainerEventServerStats ServerMetrics::Stats() const {
+  ContainerEventServerStats s;
+  s.events_received = static_cast<uint64_t>(received->Value());
+  s.snapshots_received = static_cast<uint64_t>(snapshots->Value());
+  s.errors = static_cast<uint64_t>(errors->Value());
+  s.batches = static_cast<uint64_t>(batches->Value());
+  s.processing_seconds_sum = processing_seconds->Snapshot().sum;
+  s.connected_agents = static_cast<int64_t>(agents->Value());
+  return s;
+}
+
+}  // namespace lens::container_events
