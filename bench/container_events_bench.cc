@@ -41,9 +41,8 @@ lens::ContainerChange Change(int container, int step) {
   c.container.state = kStates[step % 4];
   c.container.created_at = now;
   c.container.updated_at = now;
-  c.container.devices.push_back(
-      {"gpu", "SER" + std::to_string(container % 8), "0000:11:00.0",
-       "pod-resources"});
+  c.container.devices.push_back({"gpu", "SER" + std::to_string(container % 8),
+                                 "0000:11:00.0", "pod-resources"});
   c.event.container_id = c.container.container_id;
   c.event.node = "bench-node";
   c.event.event_type = kTypes[step % 4];
@@ -68,8 +67,7 @@ std::unique_ptr<Pipeline> StartPipeline(const std::string& url,
   p->store = std::move(*store);
   lens::ContainerEventServerOptions so;
   so.listen = "127.0.0.1:0";
-  p->server =
-      std::make_unique<lens::ContainerEventServer>(so, p->store.get());
+  p->server = std::make_unique<lens::ContainerEventServer>(so, p->store.get());
   if (!p->server->Start().ok()) {
     state.SkipWithError("server did not start");
     return nullptr;
@@ -106,9 +104,9 @@ void BM_PipelineThroughput(benchmark::State& state) {
     ++round;
   }
   state.SetItemsProcessed(state.iterations() * kEvents);
-  state.counters["events_per_s"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * kEvents),
-      benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * kEvents),
+                         benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_PipelineThroughput)
     ->ArgName("pg")
@@ -142,8 +140,8 @@ void BM_PipelineLatency(benchmark::State& state) {
     });
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < kEvents; ++i) {
-      std::this_thread::sleep_until(start + std::chrono::microseconds(
-                                                i * 1000000LL / kRate));
+      std::this_thread::sleep_until(
+          start + std::chrono::microseconds(i * 1000000LL / kRate));
       sent[i] = std::chrono::steady_clock::now();
       seq[i] = p->sender->Publish(Change(50000 + i / 4, i));
       published.store(i + 1);

@@ -38,7 +38,7 @@ struct JobsFlags {
         ->capture_default_str();
     app.add_option("--database", database,
                    "store URL: sqlite:///path.db or postgresql://...")
-        ->envname("LENS_DATABASE_URL")
+        ->envname("LENS_STORE_URL")
         ->capture_default_str();
     app.add_option("--bearer-token-file", bearer_token_file,
                    "require this bearer token from node agents and on every "

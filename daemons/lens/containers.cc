@@ -1,12 +1,13 @@
 // `lens containers [--containerd-socket PATH] [--namespace NS] [--json]`: the
 // containers containerd runs on this machine, with their pod identity and the
 // GPUs and RDMA devices each one holds.
+#include "lens/containers.h"
+
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "commands.h"
-#include "lens/containers.h"
 #include "lens/probe.h"
 
 namespace lens::cli {

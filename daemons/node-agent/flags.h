@@ -61,8 +61,9 @@ struct NodeAgentFlags {
     app.add_option("--log-level", log_level, "debug | info | warn | error");
     app.add_flag("--no-containers", no_containers,
                  "do not track containers (containerd, pod-resources)");
-    app.add_option("--containerd-socket", containerd_socket,
-                   "containerd's socket (default /run/containerd/containerd.sock)");
+    app.add_option(
+        "--containerd-socket", containerd_socket,
+        "containerd's socket (default /run/containerd/containerd.sock)");
     app.add_option("--containerd-namespace", containerd_namespace,
                    "containerd namespace of the kubelet's containers "
                    "(default k8s.io)");

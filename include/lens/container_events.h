@@ -9,8 +9,8 @@
 //   lens::ContainerEventSender sender({.target = "lens-jobs:50051",
 //                                      .node = "gpu-node-7"});
 //   tracker.SetListener([&](const auto& c) { sender.Publish(c); });
-//   tracker.SetResyncListener([&](const auto& all) { sender.PublishSnapshot(all); });
-//   sender.Start();
+//   tracker.SetResyncListener([&](const auto& all) {
+//   sender.PublishSnapshot(all); }); sender.Start();
 //
 // Server side: a ContainerEventServer (in lens-jobs) stores containers, their
 // devices and their events through the Store, and acks what is stored.
@@ -53,7 +53,7 @@ struct LENS_EXPORT ContainerEventSenderStats {
   uint64_t acked = 0;      // highest sequence the server acked
   uint64_t dropped = 0;    // events dropped because the buffer was full
   uint64_t reconnects = 0;
-  size_t buffered = 0;     // unacked messages held now
+  size_t buffered = 0;  // unacked messages held now
   bool connected = false;
 };
 
@@ -105,9 +105,9 @@ struct LENS_EXPORT ContainerEventServerOptions {
 
 // Counters of a server. Plain value.
 struct LENS_EXPORT ContainerEventServerStats {
-  uint64_t events_received = 0;     // events and snapshot entries
+  uint64_t events_received = 0;  // events and snapshot entries
   uint64_t snapshots_received = 0;
-  uint64_t errors = 0;              // store failures and bad messages
+  uint64_t errors = 0;  // store failures and bad messages
   uint64_t batches = 0;
   double processing_seconds_sum = 0;  // receive -> stored, summed
   int64_t connected_agents = 0;

@@ -1,11 +1,10 @@
 // Container tracking with device ownership: which container, pod and device
 // go together on this node.
 //
-//   lens::ContainerTrackerOptions options;       // containerd socket, namespace
-//   options.node = "gpu-node-7";
-//   lens::ContainerTracker tracker(options);
-//   tracker.SetInventory({gpus, rdma_devices});  // from the probes
-//   tracker.SetListener([](const lens::ContainerChange& c) { ... });
+//   lens::ContainerTrackerOptions options;       // containerd socket,
+//   namespace options.node = "gpu-node-7"; lens::ContainerTracker
+//   tracker(options); tracker.SetInventory({gpus, rdma_devices});  // from the
+//   probes tracker.SetListener([](const lens::ContainerChange& c) { ... });
 //   lens::Status st = tracker.Start();           // list, then follow events
 //   std::vector<lens::ContainerRecord> now = tracker.Containers();
 //   tracker.Stop();

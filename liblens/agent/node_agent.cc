@@ -41,9 +41,9 @@ struct NodeAgent::Impl {
   std::mutex run_mu;                   // serialises cycles
   std::vector<CollectorState> states;  // GUARDED_BY(run_mu)
   std::vector<std::chrono::steady_clock::time_point>
-      last_run;                         // GUARDED_BY(run_mu)
-  std::shared_ptr<NodeSnapshot> spare;  // GUARDED_BY(run_mu)
-  uint64_t last_rescans = 0;            // GUARDED_BY(run_mu)
+      last_run;                                     // GUARDED_BY(run_mu)
+  std::shared_ptr<NodeSnapshot> spare;              // GUARDED_BY(run_mu)
+  uint64_t last_rescans = 0;                        // GUARDED_BY(run_mu)
   NodeAgent::InventoryListener inventory_listener;  // GUARDED_BY(run_mu)
   // One per collector after the first. Idle between cycles (RunCycle waits
   // for every task it posts).

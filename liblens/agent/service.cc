@@ -21,8 +21,7 @@ std::string HostName() {
   return buf;
 }
 
-StatusOr<std::string> ReadToken(const std::string& path,
-                                const char* key) {
+StatusOr<std::string> ReadToken(const std::string& path, const char* key) {
   StatusOr<std::string> token = ReadKernelValue(path);
   if (!token.ok()) return token.status().WithContext(key);
   if (token->empty()) {
@@ -84,9 +83,9 @@ StatusOr<NodeAgentServiceOptions> NodeAgentServiceOptionsFromConfig(
   h.tls_cert_file = ne.tls_cert_file;
   h.tls_key_file = ne.tls_key_file;
   if (!ne.bearer_token_file.empty()) {
-    LENS_ASSIGN_OR_RETURN(h.bearer_token,
-                          ReadToken(ne.bearer_token_file,
-                                    "nodeExporter.bearerTokenFile"));
+    LENS_ASSIGN_OR_RETURN(
+        h.bearer_token,
+        ReadToken(ne.bearer_token_file, "nodeExporter.bearerTokenFile"));
   }
   LENS_RETURN_IF_ERROR(h.Validate());
   LENS_RETURN_IF_ERROR(ContainerOptionsFromConfig(ne, a, &out));
@@ -126,13 +125,15 @@ void NodeAgentService::StartContainers(const NodeAgentServiceOptions& options) {
   agent_->SetInventoryListener([tracker](const NodeSnapshot& s) {
     tracker->SetInventory({s.gpus, s.rdma_devices});
   });
-  server_->Handle("GET", "/pods", [tracker](const HttpRequest&, HttpResponse* out) {
-    RespondData(ContainersJson(tracker->Containers()), out);
-  });
+  server_->Handle("GET", "/pods",
+                  [tracker](const HttpRequest&, HttpResponse* out) {
+                    RespondData(ContainersJson(tracker->Containers()), out);
+                  });
   if (sender_) {
     Status st = sender_->Start();
     if (!st.ok()) {
-      LENS_LOG(ERROR).Field("error", st) << "container event stream not started";
+      LENS_LOG(ERROR).Field("error", st)
+          << "container event stream not started";
     }
   }
   Status st = tracker_->Start();

@@ -27,6 +27,7 @@
 #include "container_events/agent_stream.h"
 #include "container_events/batch_writer.h"
 #include "container_events/server_metrics.h"
+#include "core/constant_time.h"
 #include "core/kernel_file.h"
 #include "http/listen_address.h"
 #include "lens/container_events.h"
@@ -46,15 +47,6 @@ using container_events::ServerMetrics;
 // Queue bound, in batches: enough to keep the writer busy while the store
 // is slow, small enough that memory stays bounded.
 constexpr size_t kQueuedBatches = 4;
-
-bool ConstantTimeEquals(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff |=
-        static_cast<unsigned char>(a[i] ^ b[i % std::max<size_t>(1, b.size())]);
-  }
-  return diff == 0;
-}
 
 // "host:port" as gRPC wants it, from the listen syntax every Lens daemon
 // takes ("0.0.0.0:50051", ":50051", "[::]:50051").

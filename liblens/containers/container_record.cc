@@ -61,8 +61,8 @@ std::vector<ContainerDeviceRecord> ResolveDevices(const ContainerRecord& record,
     auto it = ctx.allocations->find(std::make_tuple(
         record.pod_namespace, record.pod_name, record.container_name));
     if (it != ctx.allocations->end()) {
-      from_pod_resources = DevicesFromPodResources(
-          it->second, *ctx.inventory, ctx.options->roots);
+      from_pod_resources = DevicesFromPodResources(it->second, *ctx.inventory,
+                                                   ctx.options->roots);
     }
   }
   return MergeDevices(
@@ -107,8 +107,8 @@ std::string DiffEventType(const ContainerRecord& before,
   for (size_t i = 0; same && i < before.devices.size(); ++i) {
     const auto& a = before.devices[i];
     const auto& b = after.devices[i];
-    same = a.kind == b.kind && a.device_key == b.device_key &&
-           a.bdf == b.bdf && a.source == b.source;
+    same = a.kind == b.kind && a.device_key == b.device_key && a.bdf == b.bdf &&
+           a.source == b.source;
   }
   if (!same || before.labels_json != after.labels_json ||
       before.image != after.image || before.pid != after.pid ||

@@ -68,12 +68,12 @@ class ContainerTracker::Impl {
   // Serialises applying and emitting changes (events thread, maintenance).
   std::mutex apply_mu_;
   mutable std::mutex mu_;
-  DeviceInventory inventory_;                    // GUARDED_BY(mu_)
-  containers::PodAllocations allocations_;       // GUARDED_BY(mu_)
-  std::map<std::string, Entry> entries_;         // GUARDED_BY(mu_)
+  DeviceInventory inventory_;                         // GUARDED_BY(mu_)
+  containers::PodAllocations allocations_;            // GUARDED_BY(mu_)
+  std::map<std::string, Entry> entries_;              // GUARDED_BY(mu_)
   containers::RuntimeEventStream* stream_ = nullptr;  // GUARDED_BY(mu_)
-  std::condition_variable wake_;                 // with mu_
-  bool stopping_ = false;                        // GUARDED_BY(mu_)
+  std::condition_variable wake_;                      // with mu_
+  bool stopping_ = false;                             // GUARDED_BY(mu_)
 
   std::atomic<bool> connected_{false};
   std::atomic<uint64_t> reconnects_{0};
@@ -421,8 +421,7 @@ StatusOr<std::vector<ContainerRecord>> ContainerTracker::ListOnce(
   containers::RecordContext ctx{&options, &inventory, &allocations};
   std::vector<ContainerRecord> out;
   for (const RuntimeContainer& c : list) {
-    out.push_back(
-        containers::BuildRecord(c, ParseSpecOrEmpty(c), ctx, Now()));
+    out.push_back(containers::BuildRecord(c, ParseSpecOrEmpty(c), ctx, Now()));
   }
   return out;
 }

@@ -117,7 +117,8 @@ Status NodeExporterOptions::Validate() const {
     return InvalidArgumentError(
         "kubeletUrl: must start with http:// or https://");
   }
-  if (containers && (containerd_socket.empty() || containerd_namespace.empty())) {
+  if (containers &&
+      (containerd_socket.empty() || containerd_namespace.empty())) {
     return InvalidArgumentError(
         "containerdSocket and containerdNamespace must not be empty while "
         "containers is on");

@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "core/constant_time.h"
 #include "http/listen_address.h"
 #include "lens/http.h"
 #include "lens/log.h"
@@ -26,15 +27,6 @@ std::string ExactPathPattern(std::string_view path) {
     out += c;
   }
   return out;
-}
-
-bool ConstantTimeEquals(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff |=
-        static_cast<unsigned char>(a[i] ^ b[i % (b.empty() ? 1 : b.size())]);
-  }
-  return diff == 0 && !b.empty();
 }
 
 std::string Lower(std::string_view s) {

@@ -15,12 +15,13 @@ namespace lens {
 
 // The canonical codes are the same set, so the code carries over; the message
 // becomes "<what>: <gRPC message>".
-inline Status FromGrpcStatus(const grpc::Status& status, std::string_view what) {
+inline Status FromGrpcStatus(const grpc::Status& status,
+                             std::string_view what) {
   if (status.ok()) return OkStatus();
   std::string message(what);
   message += ": ";
-  message += status.error_message().empty() ? "gRPC error"
-                                            : status.error_message();
+  message +=
+      status.error_message().empty() ? "gRPC error" : status.error_message();
   return Status(static_cast<StatusCode>(status.error_code()),
                 std::move(message));
 }

@@ -151,7 +151,8 @@ ContainerChange Change(const std::string& id, const std::string& type,
 
 std::vector<std::string> SnapshotIds(const v1::AgentMessage& m) {
   std::vector<std::string> ids;
-  for (const auto& c : m.snapshot().containers()) ids.push_back(c.container_id());
+  for (const auto& c : m.snapshot().containers())
+    ids.push_back(c.container_id());
   return ids;
 }
 
@@ -229,7 +230,8 @@ TEST_F(SenderTest, ResendsUnackedMessagesInOrderAfterAReconnectThenASnapshot) {
   EXPECT_EQ(s.stats().dropped, 0u);
 }
 
-TEST_F(SenderTest, DropsTheOldestEventsWhenTheBufferIsFullAndRepairsWithASnapshot) {
+TEST_F(SenderTest,
+       DropsTheOldestEventsWhenTheBufferIsFullAndRepairsWithASnapshot) {
   service_.SetPolicy(AckPolicy::kHold);
   ContainerEventSender& s = Sender(/*max_buffered=*/3);
   ASSERT_TRUE(s.Start().ok());

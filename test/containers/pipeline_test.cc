@@ -141,11 +141,11 @@ class PipelineTest : public ::testing::Test {
 
   // containerd's containers of the namespace: id -> "running"/"created"/...
   std::map<std::string, std::string> ContainerdView() {
-    auto list = ContainerTracker::ListOnce(
-        {.node = kNode,
-         .containerd_socket = test::g_containerd->socket_path(),
-         .pod_resources_socket = ""},
-        {});
+    ContainerTrackerOptions o;
+    o.node = kNode;
+    o.containerd_socket = test::g_containerd->socket_path();
+    o.pod_resources_socket = "";
+    auto list = ContainerTracker::ListOnce(o, {});
     EXPECT_TRUE(list.ok()) << list.status();
     std::map<std::string, std::string> out;
     if (list.ok()) {
@@ -305,8 +305,7 @@ TEST_F(PipelineTest, ThousandLifecyclesKeepMemoryBounded) {
   const int64_t rss_end = RssKiB();
   std::printf("load: %d lifecycles; RSS %lld -> %lld (mid %lld) KiB\n", n,
               static_cast<long long>(rss_start),
-              static_cast<long long>(rss_end),
-              static_cast<long long>(rss_mid));
+              static_cast<long long>(rss_end), static_cast<long long>(rss_mid));
   // The second half must not grow memory like the first: nothing per
   // lifecycle is retained.
   EXPECT_LT(rss_end - rss_mid, 8 * 1024) << "KiB grown in the second half";

@@ -39,7 +39,8 @@ class TrackerTest : public ::testing::Test {
     ASSERT_TRUE(
         test::MakeCharDevice(dev_dir_ + "/dri/renderD128", 226, 128).ok());
     ASSERT_TRUE(test::MakeCharDevice(dev_dir_ + "/dri/card0", 226, 0).ok());
-    ASSERT_TRUE(test::MakeCharDevice(dev_dir_ + "/dri/renderD129", 226, 129).ok());
+    ASSERT_TRUE(
+        test::MakeCharDevice(dev_dir_ + "/dri/renderD129", 226, 129).ok());
   }
 
   ContainerTrackerOptions Options() const {
@@ -208,11 +209,13 @@ TEST_F(TrackerTest, ResyncsAfterContainerdRestartsAndCatchesWhatItMissed) {
         << "the resync after the reconnect is the full set";
   }
   // Events flow again on the new subscription.
-  ASSERT_TRUE(test::g_containerd->RunDetached(Pod("trk-after", "after-0")).ok());
+  ASSERT_TRUE(
+      test::g_containerd->RunDetached(Pod("trk-after", "after-0")).ok());
   EXPECT_TRUE(rec.Wait("trk-after", "start").has_value());
 
   std::set<std::string> ids;
-  for (const ContainerRecord& c : tracker.Containers()) ids.insert(c.container_id);
+  for (const ContainerRecord& c : tracker.Containers())
+    ids.insert(c.container_id);
   EXPECT_TRUE(ids.count("trk-keep") && ids.count("trk-dies") &&
               ids.count("trk-after"));
   for (const char* id : {"trk-keep", "trk-dies", "trk-after"}) {

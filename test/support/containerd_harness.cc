@@ -3,14 +3,11 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,12 +17,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <regex>
-#include <sstream>
 #include <thread>
-#include <utility>
+
+#include "command.h"
+#include "containerd_cleanup.h"
+#include "oci_image.h"
 
 extern char** environ;
 
@@ -36,11 +34,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kReadyTimeout = std::chrono::seconds(30);
-constexpr auto kCommandTimeout = std::chrono::seconds(60);
-constexpr char kStandardPath[] =
-    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-constexpr const char* kApplets[] = {"sh",   "sleep", "true", "cat", "head",
-                                    "tail", "dd",    "echo", "ls"};
 
 // No CRI plugin (it would want CNI), no debug or metrics listener; the opt
 // plugin would otherwise write to /opt/containerd.
@@ -60,321 +53,11 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
   path = "@DIR@/opt"
 )";
 
-// The OCI image layout documents (image-spec v1.0) of the busybox image.
-constexpr char kImageConfig[] =
-    R"({"architecture":"@ARCH@","os":"linux","config":{"Cmd":["/bin/sh"],)"
-    R"("Env":["PATH=/bin"]},"rootfs":{"type":"layers","diff_ids":["@LAYER@"]}})";
-constexpr char kManifest[] =
-    R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
-    R"("config":{"mediaType":"application/vnd.oci.image.config.v1+json",)"
-    R"("digest":"@CONFIG@","size":@CONFIG_SIZE@},)"
-    R"("layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar",)"
-    R"("digest":"@LAYER@","size":@LAYER_SIZE@}]})";
-constexpr char kIndex[] =
-    R"({"schemaVersion":2,"manifests":[{)"
-    R"("mediaType":"application/vnd.oci.image.manifest.v1+json",)"
-    R"("digest":"@MANIFEST@","size":@MANIFEST_SIZE@,)"
-    R"("annotations":{"org.opencontainers.image.ref.name":"@REF@"},)"
-    R"("platform":{"architecture":"@ARCH@","os":"linux"}}]})";
-
-std::string Fill(std::string text,
-                 std::initializer_list<std::pair<std::string, std::string>> v) {
-  for (const auto& [key, value] : v) {
-    for (size_t p; (p = text.find(key)) != std::string::npos;) {
-      text.replace(p, key.size(), value);
-    }
-  }
-  return text;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Status WriteFile(const std::string& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  out.close();
-  return out ? OkStatus() : InternalError("write " + path);
-}
-
 // The last `bytes` of a log file, for error messages.
 std::string Tail(const std::string& path, size_t bytes = 2000) {
   std::string text = ReadFile(path);
   if (text.size() > bytes) text = "..." + text.substr(text.size() - bytes);
   return text.empty() ? "(log " + path + " is empty)" : text;
-}
-
-std::string Describe(int wait_status) {
-  if (WIFEXITED(wait_status)) {
-    return "exit status " + std::to_string(WEXITSTATUS(wait_status));
-  }
-  if (WIFSIGNALED(wait_status)) {
-    return std::string("signal ") + strsignal(WTERMSIG(wait_status));
-  }
-  return "wait status " + std::to_string(wait_status);
-}
-
-std::string Join(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const std::string& a : argv) out += (out.empty() ? "" : " ") + a;
-  return out;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::stringstream ss(text);
-  for (std::string line; std::getline(ss, line);) {
-    if (!line.empty()) lines.push_back(line);
-  }
-  return lines;
-}
-
-// `name` in $PATH or the standard directories (a PATH may lack sbin).
-std::string FindBinary(const std::string& name) {
-  const char* env = std::getenv("PATH");
-  std::stringstream path(std::string(env ? env : "") + ":" + kStandardPath);
-  for (std::string dir; std::getline(path, dir, ':');) {
-    const std::string candidate = dir + "/" + name;
-    if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-  }
-  return "";
-}
-
-// The wait status of child `pid`, or nullopt while it runs past `timeout`.
-std::optional<int> WaitExit(pid_t pid, Clock::duration timeout) {
-  const auto deadline = Clock::now() + timeout;
-  for (int status = 0;;
-       std::this_thread::sleep_for(std::chrono::milliseconds(5))) {
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid || (r < 0 && errno != EINTR)) return status;
-    if (Clock::now() > deadline) return std::nullopt;
-  }
-}
-
-std::string ReadAndClose(int fd) {
-  std::string out;
-  char buf[4096];
-  ::lseek(fd, 0, SEEK_SET);
-  for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;) out.append(buf, n);
-  if (fd >= 0) ::close(fd);
-  return out;
-}
-
-struct CommandResult {
-  int wait_status = 0;
-  std::string out, err;
-};
-
-// Runs `argv` (a bare name is looked up with FindBinary()) with stdin from
-// /dev/null; kills it after `timeout`. Output goes to anonymous files, so a
-// grandchild that keeps them open (a shim) cannot make us wait.
-StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
-                                   Clock::duration timeout = kCommandTimeout) {
-  const std::string program =
-      argv[0].find('/') == std::string::npos ? FindBinary(argv[0]) : argv[0];
-  if (program.empty()) {
-    return NotFoundError(argv[0] + " not found in PATH or " + kStandardPath);
-  }
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.data()));
-  args.push_back(nullptr);
-  const int out = ::memfd_create("stdout", MFD_CLOEXEC);
-  const int err = ::memfd_create("stderr", MFD_CLOEXEC);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out, 1);
-  posix_spawn_file_actions_adddup2(&actions, err, 2);
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-  pid_t pid = -1;
-  const int rc = (out < 0 || err < 0)
-                     ? errno
-                     : ::posix_spawn(&pid, program.c_str(), &actions, nullptr,
-                                     args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  std::optional<int> status;
-  if (rc == 0 && !(status = WaitExit(pid, timeout))) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-  }
-  CommandResult result{status.value_or(-1), ReadAndClose(out),
-                       ReadAndClose(err)};
-  if (rc != 0) return ErrnoError(rc, "spawn " + Join(argv));
-  if (!status) {
-    return Status(StatusCode::kDeadlineExceeded,
-                  Join(argv) + ": still running after timeout; killed");
-  }
-  return result;
-}
-
-// RunCommand(); an exit status other than 0 is an error carrying stderr.
-StatusOr<std::string> RunChecked(const std::vector<std::string>& argv) {
-  LENS_ASSIGN_OR_RETURN(CommandResult r, RunCommand(argv));
-  if (r.wait_status == 0) return r.out;
-  std::string err =
-      r.err.substr(r.err.size() - std::min<size_t>(r.err.size(), 2000));
-  while (!err.empty() && err.back() == '\n') err.pop_back();
-  return InternalError(Join(argv) + ": " + Describe(r.wait_status) + ": " +
-                       err);
-}
-
-// SIGKILLs every process whose command line contains `needle` and waits (up
-// to 5 s) until they are gone. Zombies (empty cmdline) count as gone: the
-// init of some VMs never reaps reparented shims.
-void KillProcessesMentioning(const std::string& needle) {
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
-  for (bool found = true; found && Clock::now() < deadline;) {
-    found = false;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator("/proc", ec)) {
-      const pid_t pid = std::atoi(e.path().filename().c_str());
-      std::string cmdline = ReadFile(e.path().string() + "/cmdline");
-      std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-      if (pid <= 0 || pid == ::getpid() ||
-          cmdline.find(needle) == std::string::npos) {
-        continue;
-      }
-      ::kill(pid, SIGKILL);
-      found = true;
-    }
-    if (found) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
-// Removes /sys/fs/cgroup[/<controller>]/<name> and everything below, deepest
-// first; cgroups that still hold processes stay.
-void RemoveCgroupTree(const std::string& name) {
-  std::error_code ec;
-  std::vector<fs::path> hierarchies = {"/sys/fs/cgroup"};  // cgroup v2
-  for (const auto& e : fs::directory_iterator("/sys/fs/cgroup", ec)) {
-    if (!e.is_symlink(ec)) hierarchies.push_back(e.path());  // v1
-  }
-  for (const fs::path& hierarchy : hierarchies) {
-    if (!fs::is_directory(hierarchy / name, ec)) continue;
-    std::vector<std::string> dirs = {(hierarchy / name).string()};
-    for (const auto& e : fs::recursive_directory_iterator(dirs[0], ec)) {
-      if (e.is_directory(ec)) dirs.push_back(e.path().string());
-    }
-    std::sort(dirs.begin(), dirs.end(),
-              [](const auto& a, const auto& b) { return a.size() > b.size(); });
-    for (const std::string& d : dirs) ::rmdir(d.c_str());
-  }
-}
-
-// Everything of the harness in `dir` that can outlive containerd: shims
-// (their command lines name the socket), container processes (runc kills them
-// and removes their cgroups; its state is in <dir>/run/runc/<ns>/<id>),
-// mounts in this namespace and the cgroup parent.
-void CleanupLeftovers(const std::string& dir, const std::string& runc) {
-  KillProcessesMentioning(dir + "/");
-  std::error_code ec;
-  for (const auto& ns : fs::directory_iterator(dir + "/run/runc", ec)) {
-    for (const auto& c : fs::directory_iterator(ns.path(), ec)) {
-      static_cast<void>(
-          RunCommand({runc, "--root", ns.path().string(), "delete", "--force",
-                      c.path().filename().string()}));
-    }
-  }
-  std::vector<std::string> mounts;
-  for (const std::string& line : Lines(ReadFile("/proc/self/mountinfo"))) {
-    std::stringstream fields(line);
-    std::string id, parent, dev, root, point;
-    fields >> id >> parent >> dev >> root >> point;
-    if (point.rfind(dir + "/", 0) == 0) mounts.push_back(point);
-  }
-  std::sort(mounts.rbegin(), mounts.rend());  // children first
-  for (const std::string& m : mounts) ::umount2(m.c_str(), MNT_DETACH);
-  RemoveCgroupTree(fs::path(dir).filename().string());
-}
-
-// Cleans up after harnesses in `base` whose owning process died.
-void SweepStale(const std::string& base, const std::string& runc) {
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(base, ec)) {
-    const std::string dir = e.path().string();
-    if (e.path().filename().string().rfind("lens-ctrd-", 0) != 0) continue;
-    const pid_t owner = std::atoi(ReadFile(dir + "/owner").c_str());
-    if (owner <= 0 || ::kill(owner, 0) == 0 || errno != ESRCH) continue;
-    CleanupLeftovers(dir, runc);
-    fs::remove_all(dir, ec);
-  }
-}
-
-// The OCI name of this machine's architecture.
-std::string Arch() {
-  utsname u{};
-  ::uname(&u);
-  return std::string(u.machine) == "aarch64" ? "arm64" : "amd64";
-}
-
-struct Blob {
-  std::string digest;  // sha256:<hex>
-  std::string size_bytes;
-};
-
-// Moves `file` into the OCI layout `oci`, named by its digest.
-StatusOr<Blob> AddBlob(const std::string& oci, const std::string& file) {
-  LENS_ASSIGN_OR_RETURN(std::string sum, RunChecked({"sha256sum", file}));
-  const std::string hex = sum.substr(0, sum.find(' '));
-  if (hex.size() != 64) return InternalError("sha256sum " + file + ": " + sum);
-  std::error_code ec;
-  Blob blob{"sha256:" + hex, std::to_string(fs::file_size(file, ec))};
-  if (!ec) fs::rename(file, oci + "/blobs/sha256/" + hex, ec);
-  if (ec) return InternalError("add blob " + file + ": " + ec.message());
-  return blob;
-}
-
-// Writes the OCI image archive <work>/image.tar: one uncompressed layer with
-// the host's static busybox and applet symlinks, named `ref`.
-StatusOr<std::string> BuildBusyboxArchive(const std::string& work,
-                                          const std::string& ref) {
-  const std::string rootfs = work + "/rootfs", oci = work + "/oci";
-  std::error_code ec;
-  for (const char* d : {"/rootfs/bin", "/rootfs/dev", "/rootfs/proc",
-                        "/rootfs/sys", "/rootfs/tmp", "/oci/blobs/sha256"}) {
-    fs::create_directories(work + d, ec);
-  }
-  fs::copy_file("/bin/busybox", rootfs + "/bin/busybox", ec);
-  for (const char* applet : kApplets) {
-    if (!ec) fs::create_symlink("busybox", rootfs + "/bin/" + applet, ec);
-  }
-  if (ec) return InternalError("stage " + rootfs + ": " + ec.message());
-  // Uncompressed, so the layer's digest is also its diff_id.
-  LENS_RETURN_IF_ERROR(
-      RunChecked({"tar", "--numeric-owner", "--owner=0", "--group=0", "-C",
-                  rootfs, "-cf", work + "/layer", "."})
-          .status());
-  LENS_ASSIGN_OR_RETURN(Blob layer, AddBlob(oci, work + "/layer"));
-  LENS_RETURN_IF_ERROR(WriteFile(
-      work + "/config",
-      Fill(kImageConfig, {{"@LAYER@", layer.digest}, {"@ARCH@", Arch()}})));
-  LENS_ASSIGN_OR_RETURN(Blob config, AddBlob(oci, work + "/config"));
-  LENS_RETURN_IF_ERROR(
-      WriteFile(work + "/manifest",
-                Fill(kManifest, {{"@CONFIG@", config.digest},
-                                 {"@CONFIG_SIZE@", config.size_bytes},
-                                 {"@LAYER@", layer.digest},
-                                 {"@LAYER_SIZE@", layer.size_bytes}})));
-  LENS_ASSIGN_OR_RETURN(Blob manifest, AddBlob(oci, work + "/manifest"));
-  LENS_RETURN_IF_ERROR(
-      WriteFile(oci + "/index.json",
-                Fill(kIndex, {{"@MANIFEST@", manifest.digest},
-                              {"@MANIFEST_SIZE@", manifest.size_bytes},
-                              {"@REF@", ref},
-                              {"@ARCH@", Arch()}})));
-  LENS_RETURN_IF_ERROR(
-      WriteFile(oci + "/oci-layout", R"({"imageLayoutVersion":"1.0.0"})"));
-  const std::string archive = work + "/image.tar";
-  LENS_RETURN_IF_ERROR(RunChecked({"tar", "-C", oci, "-cf", archive,
-                                   "oci-layout", "index.json", "blobs"})
-                           .status());
-  return archive;
 }
 
 // In the forked child: async-signal-safe calls only. Returns the failed step.

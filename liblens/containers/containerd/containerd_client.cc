@@ -26,8 +26,8 @@ namespace tt = ::containerd::v1::types;
 constexpr int kMaxMessageBytes = 64 << 20;
 
 Timestamp FromProtoTime(const google::protobuf::Timestamp& t) {
-  return Timestamp(std::chrono::microseconds(t.seconds() * 1000000 +
-                                             t.nanos() / 1000));
+  return Timestamp(
+      std::chrono::microseconds(t.seconds() * 1000000 + t.nanos() / 1000));
 }
 
 std::string TaskStatusName(tt::Status status) {
@@ -193,7 +193,8 @@ class ContainerdClient::Impl {
   std::unique_ptr<grpc::ClientContext> Context(bool deadline) const {
     auto ctx = std::make_unique<grpc::ClientContext>();
     ctx->AddMetadata("containerd-namespace", namespace_);
-    if (deadline) ctx->set_deadline(std::chrono::system_clock::now() + timeout_);
+    if (deadline)
+      ctx->set_deadline(std::chrono::system_clock::now() + timeout_);
     return ctx;
   }
 
@@ -230,9 +231,9 @@ StatusOr<std::vector<RuntimeContainer>> ContainerdClient::List() {
   LENS_RETURN_IF_ERROR(CheckSocket(socket_path_));
   cs::ListContainersResponse containers;
   auto ctx = impl_->Context(true);
-  LENS_RETURN_IF_ERROR(FromGrpcStatus(
-      impl_->containers_->List(ctx.get(), {}, &containers),
-      "list containers on " + socket_path_));
+  LENS_RETURN_IF_ERROR(
+      FromGrpcStatus(impl_->containers_->List(ctx.get(), {}, &containers),
+                     "list containers on " + socket_path_));
   ts::ListTasksResponse tasks;
   ctx = impl_->Context(true);
   LENS_RETURN_IF_ERROR(

@@ -1,0 +1,156 @@
+#include "command.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace lens::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string Join(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+std::string ReadAndClose(int fd) {
+  std::string out;
+  char buf[4096];
+  ::lseek(fd, 0, SEEK_SET);
+  for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;) out.append(buf, n);
+  if (fd >= 0) ::close(fd);
+  return out;
+}
+
+}  // namespace
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Status WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  out.close();
+  return out ? OkStatus() : InternalError("write " + path);
+}
+
+std::string Fill(std::string text,
+                 std::initializer_list<std::pair<std::string, std::string>> v) {
+  for (const auto& [key, value] : v) {
+    for (size_t p; (p = text.find(key)) != std::string::npos;) {
+      text.replace(p, key.size(), value);
+    }
+  }
+  return text;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string Describe(int wait_status) {
+  if (WIFEXITED(wait_status)) {
+    return "exit status " + std::to_string(WEXITSTATUS(wait_status));
+  }
+  if (WIFSIGNALED(wait_status)) {
+    return std::string("signal ") + strsignal(WTERMSIG(wait_status));
+  }
+  return "wait status " + std::to_string(wait_status);
+}
+
+std::string FindBinary(const std::string& name) {
+  const char* env = std::getenv("PATH");
+  std::stringstream path(std::string(env ? env : "") + ":" + kStandardPath);
+  for (std::string dir; std::getline(path, dir, ':');) {
+    const std::string candidate = dir + "/" + name;
+    if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return "";
+}
+
+std::optional<int> WaitExit(pid_t pid, Clock::duration timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (int status = 0;;
+       std::this_thread::sleep_for(std::chrono::milliseconds(5))) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return status;
+    if (Clock::now() > deadline) return std::nullopt;
+  }
+}
+
+StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
+                                   Clock::duration timeout) {
+  const std::string program =
+      argv[0].find('/') == std::string::npos ? FindBinary(argv[0]) : argv[0];
+  if (program.empty()) {
+    return NotFoundError(argv[0] + " not found in PATH or " + kStandardPath);
+  }
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.data()));
+  args.push_back(nullptr);
+  const int out = ::memfd_create("stdout", MFD_CLOEXEC);
+  const int err = ::memfd_create("stderr", MFD_CLOEXEC);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out, 1);
+  posix_spawn_file_actions_adddup2(&actions, err, 2);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  pid_t pid = -1;
+  const int rc = (out < 0 || err < 0)
+                     ? errno
+                     : ::posix_spawn(&pid, program.c_str(), &actions, nullptr,
+                                     args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  std::optional<int> status;
+  if (rc == 0 && !(status = WaitExit(pid, timeout))) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  CommandResult result{status.value_or(-1), ReadAndClose(out),
+                       ReadAndClose(err)};
+  if (rc != 0) return ErrnoError(rc, "spawn " + Join(argv));
+  if (!status) {
+    return Status(StatusCode::kDeadlineExceeded,
+                  Join(argv) + ": still running after timeout; killed");
+  }
+  return result;
+}
+
+StatusOr<std::string> RunChecked(const std::vector<std::string>& argv) {
+  LENS_ASSIGN_OR_RETURN(CommandResult r, RunCommand(argv));
+  if (r.wait_status == 0) return r.out;
+  std::string err =
+      r.err.substr(r.err.size() - std::min<size_t>(r.err.size(), 2000));
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  return InternalError(Join(argv) + ": " + Describe(r.wait_status) + ": " +
+                       err);
+}
+
+}  // namespace lens::test

@@ -1,0 +1,63 @@
+// Small host helpers of the containerd test harness: running a command and
+// capturing its output, waiting for a child, reading and writing whole files
+// and filling text templates.
+#ifndef LENS_TEST_SUPPORT_COMMAND_H_
+#define LENS_TEST_SUPPORT_COMMAND_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lens/status.h"
+
+namespace lens::test {
+
+// Searched after $PATH (a PATH may lack sbin).
+inline constexpr char kStandardPath[] =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+inline constexpr auto kCommandTimeout = std::chrono::seconds(60);
+
+// The whole file; empty when it cannot be read.
+std::string ReadFile(const std::string& path);
+Status WriteFile(const std::string& path, const std::string& content);
+
+// `text` with every occurrence of each key replaced by its value.
+std::string Fill(std::string text,
+                 std::initializer_list<std::pair<std::string, std::string>> v);
+
+// The non-empty lines of `text`.
+std::vector<std::string> Lines(const std::string& text);
+
+// "exit status N", "signal <name>" or "wait status N".
+std::string Describe(int wait_status);
+
+// `name` in $PATH or kStandardPath; empty when not found.
+std::string FindBinary(const std::string& name);
+
+// The wait status of child `pid`, or nullopt while it runs past `timeout`.
+std::optional<int> WaitExit(pid_t pid,
+                            std::chrono::steady_clock::duration timeout);
+
+struct CommandResult {
+  int wait_status = 0;
+  std::string out, err;
+};
+
+// Runs `argv` (a bare name is looked up with FindBinary()) with stdin from
+// /dev/null; kills it after `timeout`. Output goes to anonymous files, so a
+// grandchild that keeps them open (a shim) cannot make us wait.
+StatusOr<CommandResult> RunCommand(
+    const std::vector<std::string>& argv,
+    std::chrono::steady_clock::duration timeout = kCommandTimeout);
+
+// RunCommand(); an exit status other than 0 is an error carrying stderr.
+StatusOr<std::string> RunChecked(const std::vector<std::string>& argv);
+
+}  // namespace lens::test
+
+#endif  // LENS_TEST_SUPPORT_COMMAND_H_
