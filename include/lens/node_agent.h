@@ -252,6 +252,7 @@ class LENS_EXPORT NodeAgentService {
 
  private:
   NodeAgentService() = default;
+  void SetUpContainers(const NodeAgentServiceOptions& options);
   void StartContainers(const NodeAgentServiceOptions& options);
   std::unique_ptr<NodeAgent> agent_;
   std::unique_ptr<HttpServer> server_;

@@ -100,19 +100,27 @@ StatusOr<std::unique_ptr<NodeAgentService>> NodeAgentService::Start(
   service->agent_ = std::make_unique<NodeAgent>(
       options.agent, DefaultNodeCollectors(options.agent));
   service->agent_->RegisterRoutes(*service->server_);
-  if (options.containers) service->StartContainers(options);
+  if (options.containers) {
+    // One cycle first, so the tracker resolves devices against the real
+    // inventory from its first list (not an empty one, then an update).
+    service->SetUpContainers(options);
+    (void)service->agent_->RunOnce();  // errors are in the snapshot's state
+    service->StartContainers(options);
+  }
   LENS_RETURN_IF_ERROR(service->agent_->Start());
   LENS_RETURN_IF_ERROR(service->server_->Start());
   return service;
 }
 
-void NodeAgentService::StartContainers(const NodeAgentServiceOptions& options) {
+void NodeAgentService::SetUpContainers(const NodeAgentServiceOptions& options) {
   ContainerTrackerOptions t = *options.containers;
   t.node = options.agent.node_name;
   t.roots = options.agent.roots;
   tracker_ = std::make_unique<ContainerTracker>(t);
   if (options.events) {
-    sender_ = std::make_unique<ContainerEventSender>(*options.events);
+    ContainerEventSenderOptions e = *options.events;
+    e.node = options.agent.node_name;  // one node name for everything
+    sender_ = std::make_unique<ContainerEventSender>(e);
     ContainerEventSender* sender = sender_.get();
     tracker_->SetListener(
         [sender](const ContainerChange& c) { sender->Publish(c); });
@@ -129,6 +137,9 @@ void NodeAgentService::StartContainers(const NodeAgentServiceOptions& options) {
                   [tracker](const HttpRequest&, HttpResponse* out) {
                     RespondData(ContainersJson(tracker->Containers()), out);
                   });
+}
+
+void NodeAgentService::StartContainers(const NodeAgentServiceOptions& options) {
   if (sender_) {
     Status st = sender_->Start();
     if (!st.ok()) {
@@ -138,7 +149,9 @@ void NodeAgentService::StartContainers(const NodeAgentServiceOptions& options) {
   }
   Status st = tracker_->Start();
   if (!st.ok()) {
-    LENS_LOG(WARN).Field("socket", t.containerd_socket).Field("error", st)
+    LENS_LOG(WARN)
+            .Field("socket", options.containers->containerd_socket)
+            .Field("error", st)
         << "containerd not reachable yet; container tracking keeps retrying";
   }
 }
