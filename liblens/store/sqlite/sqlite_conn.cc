@@ -5,6 +5,8 @@
 
 #include <cctype>
 #include <charconv>
+#include <chrono>
+#include <thread>
 #include <unordered_map>
 
 namespace lens::store {
@@ -246,16 +248,31 @@ class SqliteConnector final : public Connector {
       sqlite3_create_function_v2(db, fn, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
                                  nullptr, Identity, nullptr, nullptr, nullptr);
     }
-    // journal_mode=WAL persists in the file; setting it needs the write lock
-    // only the first time, when no other connection has the file open.
     LENS_RETURN_IF_ERROR(conn->ExecScript(
         "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;"));
-    Rows mode;
-    LENS_RETURN_IF_ERROR(conn->Execute("PRAGMA journal_mode", {}, &mode));
-    if (mode.empty() || mode.Text(0, 0) != "wal") {
-      LENS_RETURN_IF_ERROR(conn->ExecScript("PRAGMA journal_mode = WAL"));
+    // journal_mode=WAL persists in the file; setting it needs the write lock
+    // only the first time. While other connections open the same new file,
+    // SQLite answers BUSY at once (its busy handler is not used for the mode
+    // change), so retry for up to busy_timeout.
+    const auto deadline =
+        std::chrono::steady_clock::now() + options_.busy_timeout;
+    while (true) {
+      Status st = UseWal(*conn);
+      if (st.ok()) break;
+      if (st.code() != StatusCode::kUnavailable ||
+          std::chrono::steady_clock::now() >= deadline) {
+        return st;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return std::unique_ptr<Conn>(std::move(conn));
+  }
+
+  static Status UseWal(SqliteConn& conn) {
+    Rows mode;
+    LENS_RETURN_IF_ERROR(conn.Execute("PRAGMA journal_mode", {}, &mode));
+    if (!mode.empty() && mode.Text(0, 0) == "wal") return OkStatus();
+    return conn.ExecScript("PRAGMA journal_mode = WAL");
   }
 
  private:
