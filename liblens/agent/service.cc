@@ -140,19 +140,21 @@ void NodeAgentService::SetUpContainers(const NodeAgentServiceOptions& options) {
 }
 
 void NodeAgentService::StartContainers(const NodeAgentServiceOptions& options) {
-  if (sender_) {
-    Status st = sender_->Start();
-    if (!st.ok()) {
-      LENS_LOG(ERROR).Field("error", st)
-          << "container event stream not started";
-    }
-  }
+  // The tracker's first list (and its resync) is queued before the stream
+  // starts, so the first snapshot lens-jobs gets is the full set.
   Status st = tracker_->Start();
   if (!st.ok()) {
     LENS_LOG(WARN)
             .Field("socket", options.containers->containerd_socket)
             .Field("error", st)
         << "containerd not reachable yet; container tracking keeps retrying";
+  }
+  if (sender_) {
+    Status sent = sender_->Start();
+    if (!sent.ok()) {
+      LENS_LOG(ERROR).Field("error", sent)
+          << "container event stream not started";
+    }
   }
 }
 
@@ -162,7 +164,12 @@ void NodeAgentService::Stop() {
   if (server_) server_->Stop();
   if (agent_) agent_->Stop();
   if (tracker_) tracker_->Stop();
-  if (sender_) sender_->Stop();
+  if (sender_) {
+    // What the last changes carried (an exit, an OOM) is only in events:
+    // give lens-jobs a moment to ack them.
+    (void)sender_->Flush(std::chrono::seconds(2));
+    sender_->Stop();
+  }
 }
 
 std::string NodeAgentService::url() const { return server_->url(); }

@@ -88,6 +88,13 @@ void AgentStreamState::CancelLocked(grpc_status_code code,
   grpc_call_cancel_with_status(ctx_->c_call(), code, message.c_str(), nullptr);
 }
 
+// A client-supplied name as it may appear in a status or a log line: at most
+// kMaxNodeBytes (a status travels in a trailer of limited size).
+std::string Clip(const std::string& name) {
+  return name.size() <= kMaxNodeBytes ? name
+                                      : name.substr(0, kMaxNodeBytes) + "...";
+}
+
 grpc::Status CheckHello(const v1::AgentMessage& m) {
   if (!m.has_hello()) {
     return Invalid("the first message of a stream must be a Hello");
@@ -99,8 +106,8 @@ grpc::Status CheckHello(const v1::AgentMessage& m) {
                    std::to_string(kMaxNodeBytes) + " bytes");
   }
   if (!m.node().empty() && m.node() != node) {
-    return Invalid("Hello for node '" + node + "' sent as node '" + m.node() +
-                   "'");
+    return Invalid("Hello for node '" + node + "' sent as node '" +
+                   Clip(m.node()) + "'");
   }
   return grpc::Status::OK;
 }
@@ -108,7 +115,7 @@ grpc::Status CheckHello(const v1::AgentMessage& m) {
 grpc::Status CheckMessage(const v1::AgentMessage& m, const std::string& node,
                           uint64_t last_sequence) {
   if (m.node() != node) {
-    return Invalid("message for node '" + m.node() +
+    return Invalid("message for node '" + Clip(m.node()) +
                    "' on the stream of node '" + node + "'");
   }
   if (m.has_hello()) return Invalid("a second Hello on one stream");

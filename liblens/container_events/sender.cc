@@ -63,10 +63,13 @@ class ContainerEventSender::Impl {
   uint64_t next_sequence_ = 1;           // GUARDED_BY(mu_)
   // The node's containers as the server should see them.
   std::map<std::string, v1::ContainerState> view_;  // GUARDED_BY(mu_)
-  bool snapshot_due_ = true;                        // GUARDED_BY(mu_)
-  bool stopping_ = false;                           // GUARDED_BY(mu_)
-  grpc::ClientContext* context_ = nullptr;          // GUARDED_BY(mu_)
-  ContainerEventSenderStats stats_;                 // GUARDED_BY(mu_)
+  bool snapshot_due_ = true;
+  // A snapshot is sent only once the view is known (PublishSnapshot was
+  // called): an empty or partial view would mark live containers deleted.
+  bool view_known_ = false;                 // GUARDED_BY(mu_)
+  bool stopping_ = false;                   // GUARDED_BY(mu_)
+  grpc::ClientContext* context_ = nullptr;  // GUARDED_BY(mu_)
+  ContainerEventSenderStats stats_;         // GUARDED_BY(mu_)
   std::thread thread_;
 
   // Appends a numbered message; drops the oldest event when full.
@@ -167,6 +170,13 @@ Status ContainerEventSender::Impl::RunStream() {
                sent_ < buffer_.size();
       });
       if (stopping_ || reader_done) break;
+      if (snapshot_due_ && !view_known_ && sent_ == buffer_.size()) {
+        cv_.wait(lock, [&] {
+          return stopping_ || reader_done || view_known_ ||
+                 sent_ < buffer_.size();
+        });
+        continue;
+      }
       if (snapshot_due_ && sent_ == buffer_.size()) QueueSnapshotLocked();
       v1::AgentMessage msg = buffer_[sent_++];
       lock.unlock();
@@ -246,6 +256,7 @@ void ContainerEventSender::PublishSnapshot(
   std::lock_guard lock(impl_->mu_);
   ++impl_->stats_.published;
   impl_->view_ = std::move(view);
+  impl_->view_known_ = true;
   impl_->QueueSnapshotLocked();
   impl_->stats_.buffered = impl_->buffer_.size();
 }
@@ -267,7 +278,19 @@ Status ContainerEventSender::Start() {
                           ReadPem(impl.options_.tls_ca_file));
     creds = grpc::SslCredentials(ssl);
   }
-  impl.channel_ = grpc::CreateChannel(impl.options_.target, creds);
+  if (impl.options_.tls_ca_file.empty() &&
+      !impl.options_.bearer_token.empty()) {
+    LENS_LOG(WARN).Field("target", impl.options_.target)
+        << "container event stream sends its bearer token without TLS; set "
+           "a CA file (jobsCaFile) when the stream leaves the node";
+  }
+  // Keepalive pings find a peer that vanished without a reset; lens-jobs
+  // accepts pings every 10 s or more.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  impl.channel_ = grpc::CreateCustomChannel(impl.options_.target, creds, args);
   {
     std::lock_guard lock(impl.mu_);
     impl.stopping_ = false;
@@ -289,7 +312,8 @@ void ContainerEventSender::Stop() {
 bool ContainerEventSender::Flush(std::chrono::milliseconds timeout) {
   std::unique_lock lock(impl_->mu_);
   return impl_->cv_.wait_for(lock, timeout, [&] {
-    return impl_->buffer_.empty() && !impl_->snapshot_due_;
+    return impl_->buffer_.empty() &&
+           (!impl_->snapshot_due_ || !impl_->view_known_);
   });
 }
 

@@ -278,7 +278,7 @@ grpc::Status ContainerEventServer::Impl::Serve(grpc::ServerContext* ctx,
           .Field("node", hello.hello().node())
           .Field("peer", ctx->peer())
           .Field("session", hello.hello().session())
-          .Field("agent_version", hello.hello().agent_version())
+          .Field("agent_version", hello.hello().agent_version().substr(0, 64))
       << "node agent connected";
   metrics_->agents->Inc();
   const grpc::Status st = ServeAgent(ctx, rw, hello.hello().node(), state);

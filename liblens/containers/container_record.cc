@@ -2,6 +2,12 @@
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 
 #include "containers/device_resolver.h"
 
@@ -18,6 +24,36 @@ std::string LabelOr(const std::map<std::string, std::string>& labels,
 }
 
 }  // namespace
+
+std::optional<Timestamp> ProcessStartTime(const HostRoots& roots, int64_t pid) {
+  if (pid <= 0) return std::nullopt;
+  std::ifstream stat_file(roots.procfs + "/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(stat_file)),
+                   std::istreambuf_iterator<char>());
+  // Fields after the command name (which may hold spaces and parentheses):
+  // state is field 3, starttime field 22.
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(close + 1));
+  std::string field;
+  uint64_t start_ticks = 0;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 22) start_ticks = std::strtoull(field.c_str(), nullptr, 10);
+  }
+  std::ifstream boot_file(roots.procfs + "/stat");
+  std::string line;
+  int64_t btime = 0;
+  while (std::getline(boot_file, line)) {
+    if (line.rfind("btime ", 0) == 0)
+      btime = std::strtoll(line.c_str() + 6, nullptr, 10);
+  }
+  const long ticks_per_s = ::sysconf(_SC_CLK_TCK);
+  if (start_ticks == 0 || btime <= 0 || ticks_per_s <= 0) return std::nullopt;
+  return Timestamp(std::chrono::microseconds(
+      btime * 1000000 +
+      static_cast<int64_t>(start_ticks * 1000000 /
+                           static_cast<uint64_t>(ticks_per_s))));
+}
 
 PodAllocations IndexAllocations(
     const std::vector<PodResourcesContainer>& containers) {
@@ -88,6 +124,9 @@ ContainerRecord BuildRecord(const RuntimeContainer& c, const OciSpecFacts& spec,
   r.labels_json = LabelsJson(c.labels);
   r.created_at = c.created_at;
   r.finished_at = c.exited_at;
+  if (r.state == "running" || r.state == "paused") {
+    r.started_at = ProcessStartTime(ctx.options->roots, c.pid);
+  }
   r.updated_at = now;
   r.devices = ResolveDevices(r, spec, ctx);
   return r;

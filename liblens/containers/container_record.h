@@ -4,6 +4,7 @@
 #define LENS_CONTAINERS_CONTAINER_RECORD_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "containers/oci_spec.h"
 #include "containers/pod_resources.h"
 #include "lens/containers.h"
+#include "lens/host.h"
 #include "lens/store_types.h"
 
 namespace lens::containers {
@@ -44,8 +46,15 @@ std::string StateOf(const RuntimeContainer& c);
 // does not fit is left out, never truncated mid-value).
 std::string LabelsJson(const std::map<std::string, std::string>& labels);
 
+// When process `pid` started, from <procfs>/<pid>/stat (start time in clock
+// ticks since boot) and <procfs>/stat (btime); nullopt when unreadable. The
+// same for every reader, so a start seen live and one seen in a list after a
+// restart carry the same time (and are stored once).
+std::optional<Timestamp> ProcessStartTime(const HostRoots& roots, int64_t pid);
+
 // The full record. `spec` is ParseOciSpec(c.spec_json) (empty facts when the
-// spec did not parse).
+// spec did not parse). started_at is the task process's start time when it
+// runs.
 ContainerRecord BuildRecord(const RuntimeContainer& c, const OciSpecFacts& spec,
                             const RecordContext& ctx, Timestamp now);
 

@@ -74,6 +74,12 @@ class ContainerTracker::Impl {
   containers::RuntimeEventStream* stream_ = nullptr;  // GUARDED_BY(mu_)
   std::condition_variable wake_;                      // with mu_
   bool stopping_ = false;                             // GUARDED_BY(mu_)
+  bool reresolve_due_ = false;                        // GUARDED_BY(mu_)
+  // When the next safety relist runs: soon after each (re)subscription,
+  // since containerd may register a subscriber only after the list that
+  // follows it, then every kRelistInterval.
+  std::chrono::steady_clock::time_point relist_at_;  // GUARDED_BY(mu_)
+  uint64_t applied_events_ = 0;                      // GUARDED_BY(apply_mu_)
 
   std::atomic<bool> connected_{false};
   std::atomic<uint64_t> reconnects_{0};
@@ -104,6 +110,8 @@ class ContainerTracker::Impl {
   StatusOr<Entry*> Fetch(const std::string& id);
   void EventsLoop();
   void MaintenanceLoop();
+  // A full list applied only if no event arrived while it was taken.
+  void Relist();
   bool SleepFor(std::chrono::milliseconds d);
   void RefreshAllocations();
 };
@@ -117,7 +125,12 @@ bool ContainerTracker::Impl::SleepFor(std::chrono::milliseconds d) {
 void ContainerTracker::Impl::ApplyList(
     const std::vector<RuntimeContainer>& list) {
   Timestamp now = Now();
-  std::vector<std::pair<std::string, ContainerRecord>> changes;
+  struct Change {
+    std::string type;
+    Timestamp at;
+    ContainerRecord record;
+  };
+  std::vector<Change> changes;
   std::vector<ContainerRecord> all;
   {
     std::lock_guard lock(mu_);
@@ -127,16 +140,27 @@ void ContainerTracker::Impl::ApplyList(
       e.record = containers::BuildRecord(c, e.spec, Context(), now);
       auto old = entries_.find(c.id);
       if (old == entries_.end()) {
-        changes.emplace_back("create", e.record);
-        if (e.record.state != "created") {
-          changes.emplace_back(e.record.state == "exited" ? "exit" : "start",
-                               e.record);
+        // Event times come from containerd and the kernel, never from now,
+        // so a container seen again after a restart of the agent stores no
+        // second create/start/exit. A start or exit whose time is unknown
+        // is left to the snapshot's state.
+        changes.push_back({"create", e.record.created_at, e.record});
+        if (e.record.started_at) {
+          changes.push_back({"start", *e.record.started_at, e.record});
+        }
+        if (e.record.state == "exited" && e.record.finished_at) {
+          changes.push_back({"exit", *e.record.finished_at, e.record});
         }
       } else {
+        if (!e.record.started_at) {
+          e.record.started_at = old->second.record.started_at;
+        }
         std::string type =
             containers::DiffEventType(old->second.record, e.record);
-        if (!type.empty()) changes.emplace_back(type, e.record);
-        e.record.started_at = old->second.record.started_at;
+        Timestamp at = now;
+        if (type == "start" && e.record.started_at) at = *e.record.started_at;
+        if (type == "exit" && e.record.finished_at) at = *e.record.finished_at;
+        if (!type.empty()) changes.push_back({type, at, e.record});
       }
       all.push_back(e.record);
       next.emplace(c.id, std::move(e));
@@ -146,11 +170,11 @@ void ContainerTracker::Impl::ApplyList(
       old.record.state = "deleted";
       old.record.pid = 0;
       old.record.updated_at = now;
-      changes.emplace_back("delete", old.record);
+      changes.push_back({"delete", now, old.record});
     }
     entries_ = std::move(next);
   }
-  for (auto& [type, record] : changes) Emit(type, now, record);
+  for (auto& c : changes) Emit(c.type, c.at, c.record);
   if (resync_listener_) resync_listener_(all);
 }
 
@@ -167,9 +191,11 @@ StatusOr<Entry*> ContainerTracker::Impl::Fetch(const std::string& id) {
 }
 
 void ContainerTracker::Impl::ApplyEvent(const RuntimeEvent& e) {
+  ++applied_events_;
   if (e.exec) return;  // an exec'd process: the container is unchanged
   const std::string& t = e.topic;
   std::string type;
+  Timestamp at = e.at;
   ContainerRecord record;
   if (t == "/containers/create" || t == "/containers/update") {
     auto entry = Fetch(e.container_id);
@@ -177,6 +203,7 @@ void ContainerTracker::Impl::ApplyEvent(const RuntimeEvent& e) {
     type = t == "/containers/create" ? "create" : "update";
     std::lock_guard lock(mu_);
     record = (*entry)->record;
+    if (type == "create") at = record.created_at;  // as a list would say
   } else {
     std::unique_lock lock(mu_);
     auto it = entries_.find(e.container_id);
@@ -202,7 +229,9 @@ void ContainerTracker::Impl::ApplyEvent(const RuntimeEvent& e) {
       type = "start";
       r.state = "running";
       r.pid = e.pid;
-      r.started_at = e.at;
+      r.started_at =
+          containers::ProcessStartTime(options_.roots, e.pid).value_or(e.at);
+      at = *r.started_at;
       r.exit_code.reset();
       r.finished_at.reset();
     } else if (t == "/tasks/exit" || t == "/tasks/delete") {
@@ -211,6 +240,7 @@ void ContainerTracker::Impl::ApplyEvent(const RuntimeEvent& e) {
       r.pid = 0;
       if (e.exit_status) r.exit_code = e.exit_status;
       if (e.exited_at) r.finished_at = e.exited_at;
+      if (type == "exit" && r.finished_at) at = *r.finished_at;
     } else if (t == "/tasks/oom") {
       type = "oom";
     } else if (t == "/tasks/paused") {
@@ -225,7 +255,7 @@ void ContainerTracker::Impl::ApplyEvent(const RuntimeEvent& e) {
     record = r;
     if (type == "delete") entries_.erase(it);
   }
-  Emit(type, e.at, record);
+  Emit(type, at, record);
 }
 
 void ContainerTracker::Impl::Reresolve() {
@@ -276,7 +306,8 @@ void ContainerTracker::Impl::EventsLoop() {
       std::lock_guard lock(mu_);
       if (stopping_) return;
     }
-    // Subscribe before listing, so nothing between the two is missed.
+    // Subscribe before listing, so nothing between the two is missed (and
+    // a relist soon after covers a subscription containerd registered late).
     auto stream = client_.Subscribe();
     StatusOr<std::vector<RuntimeContainer>> list =
         stream.ok() ? client_.List()
@@ -296,6 +327,7 @@ void ContainerTracker::Impl::EventsLoop() {
       std::lock_guard lock(mu_);
       if (stopping_) return;
       stream_ = stream->get();
+      relist_at_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     }
     if (lost) ++reconnects_;
     lost = true;  // whatever ends the stream below is a loss
@@ -305,7 +337,7 @@ void ContainerTracker::Impl::EventsLoop() {
     }
     connected_ = true;
     first = true;
-    backoff = options_.reconnect_min;
+    const auto connected_at = std::chrono::steady_clock::now();
     RuntimeEvent event;
     while ((*stream)->Next(&event)) {
       std::lock_guard apply(apply_mu_);
@@ -319,23 +351,61 @@ void ContainerTracker::Impl::EventsLoop() {
     }
     LENS_LOG(WARN).Field("error", (*stream)->Finish())
         << "containerd event stream ended; reconnecting";
+    // A stream that ends at once must not turn into a hot loop of lists.
+    if (std::chrono::steady_clock::now() - connected_at <
+        std::chrono::seconds(10)) {
+      if (!SleepFor(backoff)) return;
+      backoff = std::min(backoff * 2, options_.reconnect_max);
+    } else {
+      backoff = options_.reconnect_min;
+    }
   }
 }
 
 void ContainerTracker::Impl::MaintenanceLoop() {
-  auto last_relist = std::chrono::steady_clock::now();
-  while (SleepFor(options_.pod_resources_interval)) {
-    RefreshAllocations();
-    if (!connected_ ||
-        std::chrono::steady_clock::now() - last_relist < kRelistInterval) {
-      continue;
+  auto next_allocations = std::chrono::steady_clock::now();
+  while (true) {
+    bool reresolve = false;
+    bool relist = false;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait_for(lock, std::chrono::seconds(1),
+                     [&] { return stopping_ || reresolve_due_; });
+      if (stopping_) return;
+      reresolve = std::exchange(reresolve_due_, false);
+      relist = connected_ && std::chrono::steady_clock::now() >= relist_at_;
+      if (relist)
+        relist_at_ = std::chrono::steady_clock::now() + kRelistInterval;
     }
-    last_relist = std::chrono::steady_clock::now();
-    auto list = client_.List();
-    if (!list.ok()) continue;  // the events thread reconnects
-    std::lock_guard apply(apply_mu_);
-    ApplyList(*list);
+    if (reresolve) {
+      std::lock_guard apply(apply_mu_);
+      Reresolve();
+    }
+    if (std::chrono::steady_clock::now() >= next_allocations) {
+      next_allocations =
+          std::chrono::steady_clock::now() + options_.pod_resources_interval;
+      RefreshAllocations();
+    }
+    if (relist) Relist();
   }
+}
+
+void ContainerTracker::Impl::Relist() {
+  uint64_t applied_before;
+  {
+    std::lock_guard apply(apply_mu_);
+    applied_before = applied_events_;
+  }
+  auto list = client_.List();
+  if (!list.ok()) return;  // the events thread reconnects
+  std::lock_guard apply(apply_mu_);
+  if (applied_events_ != applied_before) {
+    // Events arrived while listing: the list may be older than the state.
+    std::lock_guard lock(mu_);
+    relist_at_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    return;
+  }
+  ApplyList(*list);
 }
 
 ContainerTracker::ContainerTracker(ContainerTrackerOptions options)
@@ -344,12 +414,14 @@ ContainerTracker::ContainerTracker(ContainerTrackerOptions options)
 ContainerTracker::~ContainerTracker() { Stop(); }
 
 void ContainerTracker::SetInventory(DeviceInventory inventory) {
+  // Re-resolving happens on the tracker's thread: the caller (the node
+  // agent's loop) must not wait for containerd.
   {
     std::lock_guard lock(impl_->mu_);
     impl_->inventory_ = std::move(inventory);
+    impl_->reresolve_due_ = true;
   }
-  std::lock_guard apply(impl_->apply_mu_);
-  impl_->Reresolve();
+  impl_->wake_.notify_all();
 }
 
 void ContainerTracker::SetListener(Listener listener) {

@@ -138,10 +138,15 @@ Status ContainerRepository::UpsertContainers(
     }
   }
   static constexpr std::string_view kKeep[] = {"created_at"};
+  // A writer that saw the container only in a list (after a restart) may
+  // not know when it started; what an earlier writer stored stays.
+  static constexpr std::string_view kKeepIfNull[] = {"started_at"};
   return db_->Write([&](Conn& conn) -> Status {
     LENS_RETURN_IF_ERROR(
-        store::UpsertRows(
-            conn, {"node_containers", kContainerColumns, 1, kKeep}, rows)
+        store::UpsertRows(conn,
+                          {"node_containers", kContainerColumns, 1, kKeep,
+                           false, kKeepIfNull},
+                          rows)
             .status());
     // Replace each container's device set: delete, then insert the current.
     for (const auto& row : rows) {

@@ -207,17 +207,14 @@ std::string KeyOf(std::span<const Param> row, size_t key_columns) {
 // their column array's address identifies them.
 const std::string& CachedUpsertSql(Dialect dialect, const UpsertSpec& spec,
                                    size_t rows) {
-  using Key = std::tuple<const void*, const void*, const void*, size_t, size_t,
-                         bool, int>;
+  using Key = std::tuple<const void*, const void*, const void*, const void*,
+                         size_t, size_t, bool, int>;
   static std::mutex mu;
   static std::map<Key, std::unique_ptr<const std::string>> cache;
-  const Key key{spec.table.data(),
-                spec.columns.data(),
-                spec.no_update.data(),
-                spec.key_columns,
-                rows,
-                spec.do_nothing,
-                static_cast<int>(dialect)};
+  const Key key{spec.table.data(),     spec.columns.data(),
+                spec.no_update.data(), spec.keep_if_null.data(),
+                spec.key_columns,      rows,
+                spec.do_nothing,       static_cast<int>(dialect)};
   std::lock_guard lock(mu);
   auto& slot = cache[key];
   if (!slot) {
@@ -269,9 +266,22 @@ std::string BuildUpsertSql(Dialect dialect, const UpsertSpec& spec,
   for (size_t c = 0; c < n; ++c) {
     if (IsKey(spec, c) || KeepsOld(spec, spec.columns[c].name)) continue;
     if (!sets.empty()) sets += ", ";
-    sets.append(spec.columns[c].name)
-        .append(" = excluded.")
-        .append(spec.columns[c].name);
+    const std::string_view name = spec.columns[c].name;
+    const bool keep_null =
+        std::find(spec.keep_if_null.begin(), spec.keep_if_null.end(), name) !=
+        spec.keep_if_null.end();
+    sets.append(name).append(" = ");
+    if (keep_null) {
+      sets.append("COALESCE(excluded.")
+          .append(name)
+          .append(", ")
+          .append(spec.table)
+          .append(".")
+          .append(name)
+          .append(")");
+    } else {
+      sets.append("excluded.").append(name);
+    }
   }
   if (spec.do_nothing || sets.empty()) {
     sql += "NOTHING";

@@ -181,6 +181,9 @@ struct UpsertSpec {
   size_t key_columns = 1;           // the first N columns are the key
   std::span<const std::string_view> no_update = {};  // kept on conflict
   bool do_nothing = false;                           // ON CONFLICT DO NOTHING
+  // Kept on conflict when the new value is NULL (a fact the writer does not
+  // know this time, e.g. a start time seen only by an earlier writer).
+  std::span<const std::string_view> keep_if_null = {};
 };
 
 // Upserts `rows` (each exactly spec.columns.size() params) in chunks of

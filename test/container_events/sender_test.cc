@@ -199,6 +199,7 @@ TEST_F(SenderTest, SendsHelloFirstThenNumberedMessagesAndGetsThemAcked) {
 TEST_F(SenderTest, ResendsUnackedMessagesInOrderAfterAReconnectThenASnapshot) {
   service_.SetPolicy(AckPolicy::kCloseAfterThree);
   ContainerEventSender& s = Sender();
+  s.PublishSnapshot({});
   std::vector<uint64_t> seqs;
   seqs.push_back(s.Publish(Change("a", "create", "created")));
   seqs.push_back(s.Publish(Change("a", "start", "running")));
@@ -234,6 +235,7 @@ TEST_F(SenderTest,
        DropsTheOldestEventsWhenTheBufferIsFullAndRepairsWithASnapshot) {
   service_.SetPolicy(AckPolicy::kHold);
   ContainerEventSender& s = Sender(/*max_buffered=*/3);
+  s.PublishSnapshot({});
   ASSERT_TRUE(s.Start().ok());
   for (int i = 0; i < 10; ++i) {
     s.Publish(Change("c" + std::to_string(i), "create", "created"));
@@ -241,7 +243,7 @@ TEST_F(SenderTest,
   ContainerEventSenderStats st = s.stats();
   EXPECT_EQ(st.buffered, 3u);
   EXPECT_GE(st.dropped, 7u);
-  EXPECT_EQ(st.published, 10u);
+  EXPECT_EQ(st.published, 11u) << "the snapshot and 10 events";
   EXPECT_FALSE(s.Flush(milliseconds(100))) << "nothing is acked yet";
 
   service_.SetPolicy(AckPolicy::kAckEach);
@@ -258,6 +260,23 @@ TEST_F(SenderTest,
   EXPECT_EQ(snap->snapshot().containers_size(), 11);
 }
 
+TEST_F(SenderTest, SendsNoSnapshotBeforeTheViewIsKnown) {
+  ContainerEventSender& s = Sender();
+  s.Publish(Change("a", "create", "created"));
+  ASSERT_TRUE(s.Start().ok());
+  ASSERT_TRUE(s.Flush(std::chrono::seconds(5)));
+  for (const auto& r : service_.received()) {
+    EXPECT_FALSE(r.message.has_snapshot())
+        << "an empty view would mark the node's containers deleted";
+  }
+  s.PublishSnapshot({Change("a", "create", "created").container});
+  ASSERT_TRUE(s.Flush(std::chrono::seconds(5)));
+  bool snapshot = false;
+  for (const auto& r : service_.received())
+    snapshot |= r.message.has_snapshot();
+  EXPECT_TRUE(snapshot);
+}
+
 TEST_F(SenderTest, SendsTheBearerToken) {
   ContainerEventSender& s = Sender(100, "s3cret");
   s.Publish(Change("a", "create", "created"));
@@ -267,21 +286,26 @@ TEST_F(SenderTest, SendsTheBearerToken) {
 }
 
 TEST(SenderOptionsTest, RejectsMissingNodeAndUnreadableCa) {
-  ContainerEventSender no_node({.target = "127.0.0.1:1", .node = ""});
+  ContainerEventSenderOptions o;
+  o.target = "127.0.0.1:1";
+  o.node = "";
+  ContainerEventSender no_node(o);
   EXPECT_EQ(no_node.Start().code(), StatusCode::kInvalidArgument);
-  ContainerEventSender bad_ca({.target = "127.0.0.1:1",
-                               .node = "n",
-                               .tls_ca_file = "/nonexistent/ca.pem"});
+  o.node = "n";
+  o.tls_ca_file = "/nonexistent/ca.pem";
+  ContainerEventSender bad_ca(o);
   Status st = bad_ca.Start();
   EXPECT_EQ(st.code(), StatusCode::kNotFound);
   EXPECT_NE(st.message().find("/nonexistent/ca.pem"), std::string::npos);
 }
 
 TEST(SenderOptionsTest, StopsPromptlyWhileNothingListens) {
-  ContainerEventSender s({.target = "127.0.0.1:1",
-                          .node = "n",
-                          .reconnect_min = milliseconds(10),
-                          .reconnect_max = std::chrono::seconds(10)});
+  ContainerEventSenderOptions o;
+  o.target = "127.0.0.1:1";
+  o.node = "n";
+  o.reconnect_min = milliseconds(10);
+  o.reconnect_max = std::chrono::seconds(10);
+  ContainerEventSender s(o);
   ASSERT_TRUE(s.Start().ok());
   s.Publish(Change("a", "create", "created"));
   std::this_thread::sleep_for(milliseconds(300));

@@ -49,6 +49,8 @@ class TrackerTest : public ::testing::Test {
     o.containerd_socket = test::g_containerd->socket_path();
     o.pod_resources_socket = "";
     o.roots = roots_;
+    // Real processes: their start times come from this machine's /proc.
+    o.roots.procfs = "/proc";
     o.reconnect_min = milliseconds(50);
     o.reconnect_max = milliseconds(500);
     return o;

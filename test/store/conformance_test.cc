@@ -396,6 +396,23 @@ TEST_P(StoreConformance, ContainerDevicesAreReplacedAndHoldersFound) {
   EXPECT_EQ(store_->containers().ListContainers(q)->total, 1);
 }
 
+TEST_P(StoreConformance, ContainerStartTimeSurvivesAWriterThatDoesNotKnowIt) {
+  ContainerRecord c = Container("c9", {});
+  ASSERT_TRUE(store_->containers().UpsertContainers({&c, 1}).ok());
+  // A writer that only listed the container (after a restart) sends no
+  // start time: the stored one stays; a new one replaces it.
+  c.started_at.reset();
+  c.state = "exited";
+  ASSERT_TRUE(store_->containers().UpsertContainers({&c, 1}).ok());
+  auto got = store_->containers().GetContainer("c9");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->state, "exited");
+  EXPECT_EQ(got->started_at, At(kT0));
+  c.started_at = At(kT0 + 5);
+  ASSERT_TRUE(store_->containers().UpsertContainers({&c, 1}).ok());
+  EXPECT_EQ(store_->containers().GetContainer("c9")->started_at, At(kT0 + 5));
+}
+
 TEST_P(StoreConformance, ContainerEventsAreIdempotent) {
   std::vector<ContainerEventRecord> events;
   for (int i = 0; i < 10; ++i) {
