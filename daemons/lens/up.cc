@@ -1,5 +1,6 @@
 // `lens up`: everything in one process on this machine. Today: the node agent
-// (GPU/RDMA/node probes, /metrics, node REST API), serving on 127.0.0.1:8989
+// (GPU/RDMA/node probes, /metrics, node REST API, and container tracking with
+// /pods when a containerd socket is present), serving on 127.0.0.1:8989
 // unless --listen says otherwise.
 #include <sys/stat.h>
 
