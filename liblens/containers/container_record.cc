@@ -5,11 +5,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "containers/device_resolver.h"
+#include "core/kernel_file.h"
 
 namespace lens::containers {
 namespace {
@@ -25,28 +26,47 @@ std::string LabelOr(const std::map<std::string, std::string>& labels,
 
 }  // namespace
 
+namespace {
+
+// Seconds since the epoch at boot (<procfs>/stat btime), read once per
+// procfs root: it does not change, and /proc/stat is large on big machines.
+int64_t BootTime(const HostRoots& roots) {
+  static std::mutex mu;
+  static std::map<std::string, int64_t> cache;
+  std::lock_guard lock(mu);
+  auto it = cache.find(roots.procfs);
+  if (it != cache.end()) return it->second;
+  int64_t btime = 0;
+  auto boot = ReadKernelFile(roots.procfs + "/stat");
+  if (boot.ok()) {
+    const size_t at = boot->find("\nbtime ");
+    if (at != std::string::npos) {
+      btime = std::strtoll(boot->c_str() + at + 7, nullptr, 10);
+    }
+  }
+  if (btime > 0) cache[roots.procfs] = btime;
+  return btime;
+}
+
+}  // namespace
+
 std::optional<Timestamp> ProcessStartTime(const HostRoots& roots, int64_t pid) {
   if (pid <= 0) return std::nullopt;
-  std::ifstream stat_file(roots.procfs + "/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(stat_file)),
-                   std::istreambuf_iterator<char>());
+  // The process may be gone by now: any read error means "not known".
+  auto stat =
+      ReadKernelFile(roots.procfs + "/" + std::to_string(pid) + "/stat", 4096);
+  if (!stat.ok()) return std::nullopt;
   // Fields after the command name (which may hold spaces and parentheses):
   // state is field 3, starttime field 22.
-  const size_t close = stat.rfind(')');
+  const size_t close = stat->rfind(')');
   if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(close + 1));
+  std::istringstream fields(stat->substr(close + 1));
   std::string field;
   uint64_t start_ticks = 0;
   for (int i = 3; i <= 22 && fields >> field; ++i) {
     if (i == 22) start_ticks = std::strtoull(field.c_str(), nullptr, 10);
   }
-  std::ifstream boot_file(roots.procfs + "/stat");
-  std::string line;
-  int64_t btime = 0;
-  while (std::getline(boot_file, line)) {
-    if (line.rfind("btime ", 0) == 0)
-      btime = std::strtoll(line.c_str() + 6, nullptr, 10);
-  }
+  const int64_t btime = BootTime(roots);
   const long ticks_per_s = ::sysconf(_SC_CLK_TCK);
   if (start_ticks == 0 || btime <= 0 || ticks_per_s <= 0) return std::nullopt;
   return Timestamp(std::chrono::microseconds(
