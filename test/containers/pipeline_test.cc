@@ -24,6 +24,12 @@
 #include "lens/containers.h"
 #include "lens/store.h"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LENS_TEST_ASAN 1
+#endif
+#endif
+
 namespace lens {
 namespace {
 
@@ -340,7 +346,13 @@ TEST_F(PipelineTest, ThousandLifecyclesKeepMemoryBounded) {
               static_cast<long long>(rss_end), static_cast<long long>(rss_mid));
   // The second half must not grow memory like the first: nothing per
   // lifecycle is retained.
+#if defined(__SANITIZE_ADDRESS__) || defined(LENS_TEST_ASAN)
+  // AddressSanitizer keeps freed memory in quarantine (up to 256 MiB), so
+  // RSS says nothing here; the Release run checks the bound.
+  (void)rss_mid;
+#else
   EXPECT_LT(rss_end - rss_mid, 8 * 1024) << "KiB grown in the second half";
+#endif
   {
     std::lock_guard lock(lag_mu_);
     std::sort(lags_ms_.begin(), lags_ms_.end());
