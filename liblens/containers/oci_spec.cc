@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <string>
 
+#include "core/json_reader.h"
+
 namespace lens::containers {
 namespace {
 
@@ -18,16 +20,11 @@ using rapidjson::Value;
 constexpr std::string_view kWhat = "OCI runtime spec: ";
 
 Status TypeError(const std::string& path, std::string_view expected) {
-  return InvalidArgumentError(std::string(kWhat) + path + ": expected " +
-                              std::string(expected));
+  return JsonTypeError(kWhat, path, expected);
 }
 
-// The member `key` of `object`, or nullptr when absent or null (the Go
-// types are pointers or omitempty; null and absent mean the same).
 const Value* Member(const Value& object, const char* key) {
-  auto it = object.FindMember(key);
-  if (it == object.MemberEnd() || it->value.IsNull()) return nullptr;
-  return &it->value;
+  return JsonMember(object, key);
 }
 
 Status OptionalString(const Value& object, const char* key,
