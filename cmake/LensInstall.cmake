@@ -19,4 +19,5 @@ install(FILES "${PROJECT_BINARY_DIR}/lensConfig.cmake" "${PROJECT_BINARY_DIR}/le
               "${PROJECT_SOURCE_DIR}/cmake/LensPqxx.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/LensHttplib.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/LensGrpc.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/LensLibbpf.cmake"
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens)

@@ -30,6 +30,8 @@ PACKAGES=(
   protobuf-compiler
   protobuf-compiler-grpc
   golang-github-containerd-containerd-dev  # containerd's API .proto files (build time only)
+  libbpf-dev            # loading the eBPF TCP flow probe (libbpf 1.1)
+  bpftool               # vmlinux.h and the BPF skeleton (build time only)
   # tests and benchmarks
   libgtest-dev
   libgmock-dev
@@ -42,6 +44,7 @@ PACKAGES=(
   runc
   busybox-static        # the test image's only binary (built into an OCI layout tar)
   prometheus-node-exporter  # the side-by-side cost comparison in bench/node_agent_bench
+  iperf3                # loopback throughput with and without the flow probe (bench/flow_probe_bench)
   # Python bindings and their tests
   pybind11-dev
   python3-dev

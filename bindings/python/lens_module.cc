@@ -20,6 +20,7 @@
 #include "lens/status.h"
 #include "lens/training.h"
 #include "lens/version.h"
+#include "flow_bindings.h"
 #include "probe_bindings.h"
 #include "store_bindings.h"
 #include "training_types.h"
@@ -240,6 +241,7 @@ PYBIND11_MODULE(lens, m) {
   lp::BindParser(m);
   lp::BindStore(m);
   lp::BindProbes(m);
+  lp::BindFlows(m);
 
   const size_t kDefaultMaxLine = lens::TrainingParserOptions{}.max_line_bytes;
   m.def("parse_training_log", &lp::ParseFile, py::arg("path"),

@@ -3,8 +3,6 @@
 #define LENS_DAEMONS_JOBS_FLAGS_H_
 
 #include <CLI/CLI.hpp>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "lens/container_events.h"
@@ -59,7 +57,8 @@ struct JobsFlags {
     o.database_url = database;
     std::string token;
     if (!bearer_token_file.empty()) {
-      StatusOr<std::string> read = ReadToken(bearer_token_file);
+      StatusOr<std::string> read =
+          ReadBearerTokenFile(bearer_token_file, "--bearer-token-file");
       if (!read.ok()) return read.status();
       token = *read;
     }
@@ -75,22 +74,6 @@ struct JobsFlags {
     return o;
   }
 
- private:
-  // The file's text without surrounding whitespace; it must not be empty.
-  static StatusOr<std::string> ReadToken(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    if (!in || !(text << in.rdbuf())) {
-      return InvalidArgumentError("--bearer-token-file: cannot read " + path);
-    }
-    std::string token = text.str();
-    const size_t begin = token.find_first_not_of(" \t\r\n");
-    if (begin == std::string::npos) {
-      return InvalidArgumentError("--bearer-token-file: " + path + " is empty");
-    }
-    token = token.substr(begin, token.find_last_not_of(" \t\r\n") + 1 - begin);
-    return token;
-  }
 };
 
 }  // namespace lens::cli

@@ -16,6 +16,7 @@ Command AddDb(CLI::App& app);
 Command AddProbe(CLI::App& app);
 Command AddUp(CLI::App& app);
 Command AddContainers(CLI::App& app);
+Command AddFlows(CLI::App& app);
 
 }  // namespace lens::cli
 

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   lens::cli::Command probe = lens::cli::AddProbe(app);
   lens::cli::Command up = lens::cli::AddUp(app);
   lens::cli::Command containers = lens::cli::AddContainers(app);
+  lens::cli::Command flows = lens::cli::AddFlows(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -24,5 +25,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("probe")) return probe();
   if (app.got_subcommand("up")) return up();
   if (app.got_subcommand("containers")) return containers();
+  if (app.got_subcommand("flows")) return flows();
   return 2;
 }

@@ -108,6 +108,13 @@ class LENS_EXPORT HttpServer {
   virtual std::string url() const = 0;
 };
 
+// Reads a bearer-token file (a Kubernetes Secret mounted as a file): its text
+// without surrounding whitespace. InvalidArgument "<what>: <path> is empty"
+// for an empty file; read errors name `what` and the path. Files over 64 KiB
+// are rejected.
+LENS_EXPORT StatusOr<std::string> ReadBearerTokenFile(const std::string& path,
+                                                      std::string_view what);
+
 // Envelope helpers (wire format of DESIGN.md).
 // {"code":0,"data":<data_json>,"message":"success"} with status 200.
 LENS_EXPORT void RespondData(std::string_view data_json, HttpResponse* out);

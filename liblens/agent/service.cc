@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "core/kernel_file.h"
+#include "lens/http.h"
 #include "lens/log.h"
 #include "lens/node_agent.h"
 
@@ -19,15 +20,6 @@ std::string HostName() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "";
   return buf;
-}
-
-StatusOr<std::string> ReadToken(const std::string& path, const char* key) {
-  StatusOr<std::string> token = ReadKernelValue(path);
-  if (!token.ok()) return token.status().WithContext(key);
-  if (token->empty()) {
-    return InvalidArgumentError(std::string(key) + ": " + path + " is empty");
-  }
-  return token;
 }
 
 // nodeExporter.containers / containerd* / jobs* -> tracker and sender.
@@ -48,7 +40,7 @@ Status ContainerOptionsFromConfig(const NodeExporterOptions& ne,
   e.tls_ca_file = ne.jobs_ca_file;
   if (!ne.jobs_bearer_token_file.empty()) {
     LENS_ASSIGN_OR_RETURN(e.bearer_token,
-                          ReadToken(ne.jobs_bearer_token_file,
+                          ReadBearerTokenFile(ne.jobs_bearer_token_file,
                                     "nodeExporter.jobsBearerTokenFile"));
   }
   return OkStatus();
@@ -85,7 +77,7 @@ StatusOr<NodeAgentServiceOptions> NodeAgentServiceOptionsFromConfig(
   if (!ne.bearer_token_file.empty()) {
     LENS_ASSIGN_OR_RETURN(
         h.bearer_token,
-        ReadToken(ne.bearer_token_file, "nodeExporter.bearerTokenFile"));
+        ReadBearerTokenFile(ne.bearer_token_file, "nodeExporter.bearerTokenFile"));
   }
   LENS_RETURN_IF_ERROR(h.Validate());
   LENS_RETURN_IF_ERROR(ContainerOptionsFromConfig(ne, a, &out));

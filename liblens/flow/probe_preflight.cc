@@ -1,0 +1,104 @@
+#include "flow/probe_preflight.h"
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <string_view>
+
+#include "core/kernel_file.h"
+
+namespace lens::flow {
+namespace {
+
+constexpr int kCapSysAdmin = 21;
+constexpr int kCapPerfmon = 38;
+constexpr int kCapBpf = 39;
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// The CapEff mask of a /proc/<pid>/status text; nullopt-like false when the
+// line is missing.
+bool ParseCapEff(std::string_view status, uint64_t* mask) {
+  constexpr std::string_view kKey = "CapEff:";
+  size_t at = status.find(kKey);
+  if (at == std::string_view::npos) return false;
+  std::string_view rest = status.substr(at + kKey.size());
+  rest = rest.substr(0, rest.find('\n'));
+  rest = TrimKernelValue(rest);
+  uint64_t value = 0;
+  for (char c : rest) {
+    int digit;
+    if (c >= '0' && c <= '9') {
+      digit = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      digit = c - 'a' + 10;
+    } else if (c >= 'A' && c <= 'F') {
+      digit = c - 'A' + 10;
+    } else {
+      return false;
+    }
+    value = (value << 4) | static_cast<uint64_t>(digit);
+  }
+  *mask = value;
+  return true;
+}
+
+}  // namespace
+
+Status CheckBpfPrivileges(const std::string& proc_root) {
+  const std::string path = proc_root + "/self/status";
+  auto text = ReadKernelFile(path);
+  if (!text.ok()) return text.status();
+  uint64_t caps = 0;
+  if (!ParseCapEff(*text, &caps)) {
+    return InternalError(path + ": no readable CapEff line");
+  }
+  auto has = [caps](int cap) { return (caps >> cap) & 1u; };
+  if (has(kCapSysAdmin) || (has(kCapBpf) && has(kCapPerfmon)))
+    return OkStatus();
+  return PermissionDeniedError(
+      "loading the TCP flow probe needs root, or CAP_BPF and CAP_PERFMON "
+      "(CAP_SYS_ADMIN before Linux 5.8); run as root or grant them (in "
+      "Kubernetes: securityContext.privileged or capabilities.add)");
+}
+
+StatusOr<ProbeKernel> FindProbeKernel(const std::string& sys_root) {
+  if (!Exists(sys_root + "/kernel/btf/vmlinux")) {
+    return FailedPreconditionError(
+        "the kernel has no BTF (" + sys_root +
+        "/kernel/btf/vmlinux is missing): the flow probe is CO-RE and needs "
+        "a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+  }
+  ProbeKernel kernel;
+  for (const char* dir : {"/kernel/tracing", "/kernel/debug/tracing"}) {
+    std::string events = sys_root + dir + "/events";
+    if (Exists(events + "/sock")) {
+      kernel.events_dir = events;
+      break;
+    }
+  }
+  if (kernel.events_dir.empty()) {
+    return FailedPreconditionError(
+        "tracefs is not mounted (no " + sys_root +
+        "/kernel/tracing/events): mount it with `mount -t tracefs tracefs "
+        "/sys/kernel/tracing` (in a container, mount the host's "
+        "/sys/kernel/tracing)");
+  }
+  const std::string& e = kernel.events_dir;
+  if (!Exists(e + "/sock/inet_sock_set_state")) {
+    return FailedPreconditionError(
+        "the kernel lacks the tracepoint sock/inet_sock_set_state (Linux "
+        "4.16+ needed; looked in " +
+        e + ")");
+  }
+  kernel.send_recv_tracepoints = Exists(e + "/sock/sock_send_length") &&
+                                 Exists(e + "/sock/sock_recv_length");
+  kernel.tcp_probe_tracepoint = Exists(e + "/tcp/tcp_probe");
+  kernel.retransmit_tracepoint = Exists(e + "/tcp/tcp_retransmit_skb");
+  return kernel;
+}
+
+}  // namespace lens::flow

@@ -1,0 +1,245 @@
+// The eBPF flow probe on this machine's kernel: known loopback traffic
+// (IPv4 and IPv6) must come back exactly, in bytes and in connections.
+// Needs root; tracefs is mounted in a private mount namespace when the host
+// has not mounted it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "flow/probe_preflight.h"
+#include "lens/flow.h"
+#include "loopback_traffic.h"
+#include "tracefs.h"
+
+namespace lens {
+namespace {
+
+class TcpFlowProbeTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { skip_reason_ = test::EnsureTracefs(); }
+
+  void SetUp() override {
+    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+    auto probe = FlowProbe::Open();
+    if (probe.status().code() == StatusCode::kUnimplemented) {
+      GTEST_SKIP() << probe.status();  // built with LENS_BUILD_BPF=OFF
+    }
+    ASSERT_TRUE(probe.ok()) << probe.status();
+    probe_ = std::move(*probe);
+  }
+
+  // Drains until `done` holds for the totals of flows touching `port`, or
+  // 5 s pass; returns the totals by local port role.
+  struct Totals {
+    uint64_t client_sent = 0, client_received = 0;
+    uint64_t server_sent = 0, server_received = 0;
+    uint64_t client_opened = 0, server_opened = 0;
+    uint64_t client_closed = 0, server_closed = 0;
+    uint64_t rtt_samples = 0, segments_sent = 0;
+    uint64_t client_with_pid = 0;
+  };
+  Totals Collect(uint16_t port, int expect_connections,
+                 const std::string& loopback = "127.0.0.1") {
+    Totals t;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    do {
+      auto flows = probe_->Drain();
+      EXPECT_TRUE(flows.ok()) << flows.status();
+      if (!flows.ok()) break;
+      for (const TcpFlow& f : *flows) {
+        const bool mine = f.dport == port || f.sport == port;
+        if (mine) {
+          EXPECT_EQ(f.saddr.ToString(), loopback) << f.sport << "->" << f.dport;
+          EXPECT_EQ(f.daddr.ToString(), loopback) << f.sport << "->" << f.dport;
+        }
+        if (f.dport == port) {
+          t.client_sent += f.bytes_sent;
+          t.client_received += f.bytes_received;
+          t.client_opened += f.opened && f.role == FlowRole::kActive;
+          t.client_closed += f.closed;
+          t.client_with_pid += f.pid == static_cast<uint32_t>(::getpid());
+        } else if (f.sport == port) {
+          t.server_sent += f.bytes_sent;
+          t.server_received += f.bytes_received;
+          t.server_opened += f.opened && f.role == FlowRole::kPassive;
+          t.server_closed += f.closed;
+        } else {
+          continue;
+        }
+        t.rtt_samples += f.rtt_count;
+        t.segments_sent += f.segments_sent;
+      }
+      if (t.client_closed >= static_cast<uint64_t>(expect_connections) &&
+          t.server_closed >= static_cast<uint64_t>(expect_connections)) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    } while (std::chrono::steady_clock::now() < deadline);
+    return t;
+  }
+
+  void ExpectExact(const char* family, int connections, size_t request_bytes,
+                   size_t reply_bytes) {
+    test::LoopbackTraffic traffic(family);
+    ASSERT_TRUE(traffic.ok()) << traffic.error();
+    ASSERT_TRUE(traffic.Run(connections, request_bytes, reply_bytes))
+        << traffic.error();
+    Totals t = Collect(traffic.port(), connections,
+                       std::string(family) == "ipv6" ? "::1" : "127.0.0.1");
+    const uint64_t up = uint64_t(connections) * request_bytes;
+    const uint64_t down = uint64_t(connections) * reply_bytes;
+    EXPECT_EQ(t.client_sent, up);
+    EXPECT_EQ(t.server_received, up);
+    EXPECT_EQ(t.server_sent, down);
+    EXPECT_EQ(t.client_received, down);
+    EXPECT_EQ(t.client_opened, uint64_t(connections));
+    EXPECT_EQ(t.server_opened, uint64_t(connections));
+    EXPECT_EQ(t.client_closed, uint64_t(connections));
+    EXPECT_EQ(t.server_closed, uint64_t(connections));
+    EXPECT_EQ(t.client_with_pid, uint64_t(connections));
+    EXPECT_GT(t.rtt_samples, 0u);
+    EXPECT_GT(t.segments_sent, 0u);
+  }
+
+  static std::string skip_reason_;
+  std::unique_ptr<FlowProbe> probe_;
+};
+std::string TcpFlowProbeTest::skip_reason_;
+
+TEST_F(TcpFlowProbeTest, CountsIpv4LoopbackBytesAndConnectionsExactly) {
+  ExpectExact("ipv4", 20, 1'000'000, 333'333);
+}
+
+TEST_F(TcpFlowProbeTest, CountsIpv6LoopbackBytesAndConnectionsExactly) {
+  ExpectExact("ipv6", 20, 777'777, 12'345);
+}
+
+// A few thousand short connections at full speed: every one opened, closed
+// and counted, and the ring buffer dropped nothing.
+TEST_F(TcpFlowProbeTest, ThousandsOfShortConnectionsWithoutDrops) {
+  constexpr int kConnections = 3000;
+  const auto begin = std::chrono::steady_clock::now();
+  ExpectExact("ipv4", kConnections, 100, 10);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
+  // The reader thread polls every 100 ms: give it time to catch up.
+  FlowProbeStats stats = probe_->Stats();
+  for (int i = 0; i < 40 && stats.events_received < 4u * kConnections; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    stats = probe_->Stats();
+  }
+  EXPECT_EQ(stats.events_dropped, 0u);
+  EXPECT_EQ(stats.flow_create_failed, 0u);
+  EXPECT_EQ(stats.flows_evicted, 0u);
+  EXPECT_GE(stats.events_received, 4u * kConnections);  // open + close, x2
+  std::printf("%d connections in %.2f s (%.0f connections/s)\n", kConnections,
+              seconds, kConnections / seconds);
+}
+
+TEST_F(TcpFlowProbeTest, ReportsItsOwnCost) {
+  test::LoopbackTraffic traffic("ipv4");
+  ASSERT_TRUE(traffic.ok()) << traffic.error();
+  ASSERT_TRUE(traffic.Run(5, 10'000, 10'000)) << traffic.error();
+  ASSERT_TRUE(probe_->Drain().ok());
+  FlowProbeStats stats = probe_->Stats();
+  EXPECT_EQ(stats.byte_source, "tracepoint");
+  EXPECT_EQ(stats.map_capacity, 65536u);
+  EXPECT_GE(stats.active_opens, 5u);
+  EXPECT_GE(stats.passive_opens, 5u);
+  std::map<std::string, FlowProgramStats> by_name;
+  for (const auto& p : stats.programs) by_name[p.name] = p;
+  for (const char* name : {"sock/inet_sock_set_state", "sock/sock_send_length",
+                           "sock/sock_recv_length", "tcp/tcp_probe"}) {
+    ASSERT_TRUE(by_name.count(name)) << name;
+    EXPECT_TRUE(by_name[name].attached) << name;
+    EXPECT_GT(by_name[name].run_count, 0u) << name;
+    EXPECT_GT(by_name[name].run_time_ns, 0u) << name;
+  }
+  EXPECT_EQ(by_name.count("kprobe/tcp_sendmsg"), 0u);  // not loaded here
+}
+
+TEST_F(TcpFlowProbeTest, ClosedSocketsLeaveTheTable) {
+  test::LoopbackTraffic traffic("ipv4");
+  ASSERT_TRUE(traffic.ok()) << traffic.error();
+  ASSERT_TRUE(traffic.Run(50, 1000, 1000)) << traffic.error();
+  Collect(traffic.port(), 50);
+  auto again = probe_->Drain();
+  ASSERT_TRUE(again.ok());
+  for (const TcpFlow& f : *again) {
+    EXPECT_FALSE(f.dport == traffic.port() || f.sport == traffic.port())
+        << "closed flow reported twice: " << f.sport << "->" << f.dport;
+  }
+}
+
+TEST(ProbePreflightTest, NamesTheMountCommandWithoutTracefs) {
+  // A /sys root with BTF but no tracefs.
+  std::string root = ::testing::TempDir() + "/sys-no-tracefs";
+  std::string btf = root + "/kernel/btf";
+  ASSERT_EQ(std::system(
+                ("mkdir -p " + btf + " && touch " + btf + "/vmlinux").c_str()),
+            0);
+  auto kernel = flow::FindProbeKernel(root);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(kernel.status().message().find(
+                "mount -t tracefs tracefs /sys/kernel/tracing"),
+            std::string::npos)
+      << kernel.status();
+}
+
+TEST(ProbePreflightTest, NamesBtfWhenTheKernelHasNone) {
+  std::string root = ::testing::TempDir() + "/sys-no-btf";
+  ASSERT_EQ(std::system(("mkdir -p " + root).c_str()), 0);
+  auto kernel = flow::FindProbeKernel(root);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_NE(kernel.status().message().find("CONFIG_DEBUG_INFO_BTF"),
+            std::string::npos);
+}
+
+TEST(ProbePreflightTest, FallsBackToKprobesWithoutByteTracepoints) {
+  // Linux 5.x layout: tracefs with sock/inet_sock_set_state only.
+  std::string root = ::testing::TempDir() + "/sys-5x";
+  std::string ev = root + "/kernel/tracing/events";
+  ASSERT_EQ(std::system(("mkdir -p " + root + "/kernel/btf " + ev +
+                         "/sock/inet_sock_set_state " + ev + "/tcp/tcp_probe" +
+                         " && touch " + root + "/kernel/btf/vmlinux")
+                            .c_str()),
+            0);
+  auto kernel = flow::FindProbeKernel(root);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->events_dir, ev);
+  EXPECT_FALSE(kernel->send_recv_tracepoints);
+  EXPECT_TRUE(kernel->tcp_probe_tracepoint);
+  EXPECT_FALSE(kernel->retransmit_tracepoint);
+}
+
+TEST(ProbePreflightTest, PrivilegesFromCapEff) {
+  std::string root = ::testing::TempDir() + "/proc-caps";
+  ASSERT_EQ(std::system(("mkdir -p " + root + "/self").c_str()), 0);
+  auto write = [&](const char* capeff) {
+    FILE* f = std::fopen((root + "/self/status").c_str(), "w");
+    std::fprintf(f, "Name:\ttest\nCapInh:\t0000000000000000\nCapEff:\t%s\n",
+                 capeff);
+    std::fclose(f);
+  };
+  write("000001ffffffffff");  // root
+  EXPECT_TRUE(flow::CheckBpfPrivileges(root).ok());
+  write("000000c000000000");  // CAP_BPF + CAP_PERFMON
+  EXPECT_TRUE(flow::CheckBpfPrivileges(root).ok());
+  write("0000008000000000");  // CAP_BPF alone
+  Status st = flow::CheckBpfPrivileges(root);
+  EXPECT_EQ(st.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(st.message().find("CAP_PERFMON"), std::string::npos);
+  write("0000000000000000");
+  EXPECT_EQ(flow::CheckBpfPrivileges(root).code(),
+            StatusCode::kPermissionDenied);
+}
+
+}  // namespace
+}  // namespace lens
