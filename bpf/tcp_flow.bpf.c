@@ -57,6 +57,17 @@ struct {
   __type(value, struct connect_owner);
 } connecting SEC(".maps");
 
+// The flow key of each live socket, so the per-segment and per-syscall
+// programs do one (inlined) hash lookup instead of eight kernel reads.
+// Written when a socket is first seen or established, removed at TCP_CLOSE,
+// so a recycled struct sock never inherits a stale key.
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);  // resized with `flows`
+  __type(key, __u64);          // struct sock *
+  __type(value, struct lens_flow_key);
+} sock_keys SEC(".maps");
+
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
   __uint(max_entries, 1 << 20);  // resized by the loader
@@ -109,6 +120,17 @@ static __always_inline bool flow_key_of(const struct sock *sk,
   key->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
   key->cgroup_id = sock_cgroup_id(sk);
   return true;
+}
+
+// The socket's key: cached, or computed and cached. NULL for non-TCP/IP.
+static __always_inline const struct lens_flow_key *cached_key(
+    const struct sock *sk, struct lens_flow_key *scratch) {
+  __u64 skp = (__u64)sk;
+  const struct lens_flow_key *key = bpf_map_lookup_elem(&sock_keys, &skp);
+  if (key) return key;
+  if (!flow_key_of(sk, scratch)) return 0;
+  bpf_map_update_elem(&sock_keys, &skp, scratch, BPF_ANY);
+  return scratch;
 }
 
 static __always_inline void read_segments(const struct sock *sk,
@@ -179,6 +201,7 @@ static __always_inline void on_state(const struct sock *sk, int oldstate,
   if (newstate == TCP_ESTABLISHED &&
       (oldstate == TCP_SYN_SENT || oldstate == TCP_SYN_RECV)) {
     if (!flow_key_of(sk, &key)) return;
+    bpf_map_update_elem(&sock_keys, &skp, &key, BPF_ANY);
     struct lens_flow_value *v = flow_get_or_create(&key);
     if (!v) return;
     v->open_ns = bpf_ktime_get_ns();
@@ -206,7 +229,13 @@ static __always_inline void on_state(const struct sock *sk, int oldstate,
     return;
   }
   if (oldstate == TCP_LISTEN) return;
-  if (!flow_key_of(sk, &key)) return;
+  const struct lens_flow_key *cached = bpf_map_lookup_elem(&sock_keys, &skp);
+  if (cached) {
+    key = *cached;
+    bpf_map_delete_elem(&sock_keys, &skp);
+  } else if (!flow_key_of(sk, &key)) {
+    return;
+  }
   struct lens_flow_value *v = bpf_map_lookup_elem(&flows, &key);
   if (!v) return;  // no traffic seen: nothing to account
   read_segments(sk, v);
@@ -219,9 +248,10 @@ static __always_inline void on_state(const struct sock *sk, int oldstate,
 static __always_inline void on_bytes(const struct sock *sk, int bytes,
                                      bool sent) {
   if (bytes <= 0) return;
-  struct lens_flow_key key = {};
-  if (!flow_key_of(sk, &key)) return;
-  struct lens_flow_value *v = flow_get_or_create(&key);
+  struct lens_flow_key scratch = {};
+  const struct lens_flow_key *key = cached_key(sk, &scratch);
+  if (!key) return;
+  struct lens_flow_value *v = flow_get_or_create(key);
   if (!v) return;
   if (sent) {
     __sync_fetch_and_add(&v->bytes_sent, (__u64)bytes);
@@ -229,6 +259,7 @@ static __always_inline void on_bytes(const struct sock *sk, int bytes,
     __sync_fetch_and_add(&v->bytes_received, (__u64)bytes);
   }
   set_owner_from_current(v);  // send/recv run in the application's context
+  read_segments(sk, v);
 }
 
 static __always_inline __u32 log2_u32(__u32 v) {
@@ -248,14 +279,14 @@ static __always_inline __u32 log2_u32(__u32 v) {
 }
 
 static __always_inline void on_rtt(const struct sock *sk, __u32 srtt_us) {
-  struct lens_flow_key key = {};
-  if (!flow_key_of(sk, &key)) return;
-  // Only sockets that moved data or were opened under the probes: a segment
-  // alone does not create an entry.
-  struct lens_flow_value *v = bpf_map_lookup_elem(&flows, &key);
-  if (!v) return;
-  read_segments(sk, v);
   if (srtt_us == 0) return;
+  // Only sockets already known (opened under the probes or moved data): a
+  // segment alone neither computes a key nor creates an entry.
+  __u64 skp = (__u64)sk;
+  const struct lens_flow_key *key = bpf_map_lookup_elem(&sock_keys, &skp);
+  if (!key) return;
+  struct lens_flow_value *v = bpf_map_lookup_elem(&flows, key);
+  if (!v) return;
   __sync_fetch_and_add(&v->rtt_sum_us, (__u64)srtt_us);
   __sync_fetch_and_add(&v->rtt_count, 1);
   // Racy min/max across CPUs; a lost update only loosens the bound.
@@ -267,9 +298,10 @@ static __always_inline void on_rtt(const struct sock *sk, __u32 srtt_us) {
 }
 
 static __always_inline void on_retransmit(const struct sock *sk) {
-  struct lens_flow_key key = {};
-  if (!flow_key_of(sk, &key)) return;
-  struct lens_flow_value *v = bpf_map_lookup_elem(&flows, &key);
+  struct lens_flow_key scratch = {};
+  const struct lens_flow_key *key = cached_key(sk, &scratch);
+  if (!key) return;
+  struct lens_flow_value *v = bpf_map_lookup_elem(&flows, key);
   if (v) __sync_fetch_and_add(&v->retransmits, 1);
 }
 

@@ -148,6 +148,7 @@ Status TcpFlowProbe::Load(const FlowProbeOptions& options,
   }
   capacity_ = options.max_flows;
   bpf_map__set_max_entries(skel_->maps.flows, options.max_flows);
+  bpf_map__set_max_entries(skel_->maps.sock_keys, options.max_flows);
   bpf_map__set_max_entries(skel_->maps.events, options.ring_buffer_bytes);
   // Bytes from the tracepoints where the kernel has them (6.3+), else from
   // the kprobe variants.
