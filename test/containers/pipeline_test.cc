@@ -23,6 +23,7 @@
 #include "lens/container_events.h"
 #include "lens/containers.h"
 #include "lens/store.h"
+#include "loopback_traffic.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -37,18 +38,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 constexpr char kNode[] = "pipeline-node";
-
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // lens-jobs as a child process.
 class JobsProcess {
@@ -95,7 +84,7 @@ class PipelineTest : public ::testing::Test {
            ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::filesystem::create_directories(dir_);
     db_url_ = "sqlite://" + dir_ + "/lens.db";
-    port_ = FreePort();
+    port_ = test::FreeLoopbackPort();
     jobs_ = std::make_unique<JobsProcess>(db_url_, port_, dir_ + "/jobs.log");
     jobs_->Start();
 

@@ -11,6 +11,10 @@
 
 namespace lens::test {
 
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0 and
+// released), for servers a test starts as child processes.
+int FreeLoopbackPort();
+
 class LoopbackTraffic {
  public:
   // `family`: "ipv4" or "ipv6". Listens at once; check ok().
