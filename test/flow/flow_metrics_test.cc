@@ -1,9 +1,12 @@
 #include "flow/flow_metrics.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <cstdlib>
 #include <string>
 
+#include "command.h"
 #include "flow/attribution.h"
 
 namespace lens::flow {
@@ -182,6 +185,48 @@ TEST(AttributionTest, FindsTheContainerOfAProcessOnCgroupV1AndV2) {
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(WorkloadOf(v1), "ml/trainer-0");
   EXPECT_EQ(WorkloadOf(host), "host");
+}
+
+// By the socket's cgroup v2 id alone (no pid: an accepted socket that has
+// not moved data): the container's cgroup directory is found through
+// mountinfo and its init process's "0::" path, and its inode is the id.
+TEST(AttributionTest, FindsTheContainerByTheSocketsCgroupId) {
+  const std::string root = ::testing::TempDir() + "/attr-cgroup";
+  const std::string cid =
+      "9e8d7c6b5a493827160f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69";
+  const std::string path =
+      "/kubepods.slice/kubepods-pod1.slice/cri-containerd-" + cid + ".scope";
+  ASSERT_EQ(std::system(("rm -rf " + root + " && mkdir -p " + root + "/cg" +
+                         path + " " + root + "/proc/self " + root + "/proc/77")
+                            .c_str()),
+            0);
+  ASSERT_TRUE(
+      test::WriteFile(root + "/proc/77/cgroup", "0::" + path + "\n").ok());
+  ASSERT_TRUE(test::WriteFile(root + "/proc/self/mountinfo",
+                              "25 1 0:23 / /sys rw shared:7 - sysfs sysfs rw\n"
+                              "35 25 0:30 / " +
+                                  root +
+                                  "/cg rw,nosuid shared:10 - cgroup2 "
+                                  "cgroup2 rw,nsdelegate\n")
+                  .ok());
+  struct stat st;
+  ASSERT_EQ(::stat((root + "/cg" + path).c_str(), &st), 0);
+  ContainerRecord c;
+  c.container_id = cid;
+  c.pod_namespace = "ml";
+  c.pod_name = "server-0";
+  c.pid = 77;
+  Attribution a([&] { return std::vector<ContainerRecord>{c}; },
+                root + "/proc");
+  a.Refresh();
+  TcpFlow f;
+  f.cgroup_id = st.st_ino;
+  a.Attribute(&f);
+  EXPECT_EQ(f.pod_name, "server-0");
+  TcpFlow root_cgroup;
+  root_cgroup.cgroup_id = 1;
+  a.Attribute(&root_cgroup);
+  EXPECT_TRUE(root_cgroup.pod_name.empty());
 }
 
 }  // namespace

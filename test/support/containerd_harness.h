@@ -88,7 +88,7 @@ class ContainerdServer {
   pid_t pid() const { return pid_; }
 
   // Builds (once per ref) an OCI image archive from /bin/busybox with the
-  // applets sh, sleep, true, cat, head, tail, dd, echo, ls and imports it into
+  // applets sh, sleep, true, cat, head, tail, dd, echo, ls, nc and imports it into
   // `ns` as `ref`, unpacked for snapshotter(). kInvalidArgument for a ref
   // with characters outside [A-Za-z0-9._:/@-].
   Status ImportBusyboxImage(const std::string& ns, const std::string& ref);

@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 
 // Linked to busybox in the image's /bin.
 constexpr const char* kApplets[] = {"sh",   "sleep", "true", "cat", "head",
-                                    "tail", "dd",    "echo", "ls"};
+                                    "tail", "dd",    "echo", "ls",  "nc"};
 
 // The OCI image layout documents (image-spec v1.0) of the busybox image.
 constexpr char kImageConfig[] =
