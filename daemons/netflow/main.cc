@@ -11,6 +11,7 @@
 #include "lens/metrics.h"
 #include "lens/process.h"
 #include "lens/version.h"
+#include "routes.h"
 
 namespace {
 
@@ -20,23 +21,6 @@ int Fail(std::string_view what, const lens::Status& status) {
                static_cast<int>(what.size()), what.data(),
                status.message().c_str());
   return status.code() == lens::StatusCode::kInvalidArgument ? 2 : 1;
-}
-
-void AddRoutes(lens::HttpServer& http, const lens::FlowMonitor& monitor) {
-  http.Handle("GET", "/metrics",
-              [&monitor](const lens::HttpRequest&, lens::HttpResponse* r) {
-                r->content_type = std::string(lens::kPrometheusTextContentType);
-                r->body = monitor.RenderMetrics();
-              });
-  http.Handle("GET", "/flows",
-              [&monitor](const lens::HttpRequest&, lens::HttpResponse* r) {
-                lens::RespondData(lens::FlowsJson(monitor.RecentFlows()), r);
-              });
-  http.Handle("GET", "/healthz",
-              [](const lens::HttpRequest&, lens::HttpResponse* r) {
-                r->content_type = "text/plain";
-                r->body = "ok\n";
-              });
 }
 
 }  // namespace
@@ -62,7 +46,7 @@ int main(int argc, char** argv) {
   if (!monitor.ok()) return Fail("monitor", monitor.status());
   auto http = lens::HttpServer::Create(options->http);
   if (!http.ok()) return Fail("HTTP", http.status());
-  AddRoutes(**http, **monitor);
+  lens::cli::AddFlowRoutes(**http, **monitor);
   if (lens::Status st = (*monitor)->Start(); !st.ok()) {
     return Fail("monitor", st);
   }
