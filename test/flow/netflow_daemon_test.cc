@@ -148,6 +148,20 @@ TEST_F(NetflowDaemonTest, FlowsRouteReturnsTheLastDrainInTheEnvelope) {
   ASSERT_FALSE(doc.HasParseError()) << r->body;
   EXPECT_EQ(doc["code"].GetInt(), 0);
   ASSERT_TRUE(doc["data"]["flows"].IsArray()) << r->body;
+  auto bad = client_->Get("/flows?limit=0", Auth());
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("limit"), std::string::npos);
+  test::LoopbackTraffic traffic("ipv4");
+  ASSERT_TRUE(traffic.Run(5, 1000, 1000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // 2 drains
+  auto one = client_->Get("/flows?limit=1", Auth());
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->status, 200);
+  rapidjson::Document d1;
+  d1.Parse(one->body.c_str());
+  ASSERT_FALSE(d1.HasParseError());
+  EXPECT_LE(d1["data"]["flows"].Size(), 1u);
 }
 
 }  // namespace
