@@ -36,9 +36,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  lens::StatusOr<lens::cli::NetflowOptions> options = flags.Apply();
+  lens::StatusOr<lens::cli::NetflowRun> options = flags.Apply();
   if (!options.ok()) return Fail("flags", options.status());
-  lens::ConfigureLogging({options->log_level, lens::LogFormat::kText, {}, {}});
+  lens::ConfigureLogging(
+      {options->logging.level, options->logging.format, {}, {}});
 
   auto probe = lens::FlowProbe::Open(options->probe);
   if (!probe.ok()) return Fail("eBPF", probe.status());

@@ -13,8 +13,11 @@
 //     interval: 5s
 //     kubeletUrl: https://127.0.0.1:10250
 //
+//   netflow:                 # lens-netflow (docs/netflow.md)
+//     policyFile: /etc/lens/netflow-policy.yaml
+//
 // Sections of components not built yet (`database`, `jobs`,
-// `netflow`, `multiCluster`) are rejected as unknown keys until their option
+// `multiCluster`) are rejected as unknown keys until their option
 // structs are added here. To add a section: a struct with defaults and `Status
 // Validate() const`, a member in Config, a decoder in liblens/core/config.cc's
 // section table, and its env-overridable keys there.
@@ -119,11 +122,37 @@ struct LENS_EXPORT NodeExporterOptions {
   Status Validate() const;
 };
 
+// `netflow:` section: the TCP flow daemon (lens-netflow).
+struct LENS_EXPORT NetflowOptions {
+  // `listenAddress`: host:port of /metrics, /flows and /healthz.
+  std::string listen_address = "0.0.0.0:8990";
+  // `interval`: how often the kernel's flow table is drained; >= 100ms.
+  std::chrono::milliseconds interval{5000};
+  // `policyFile`: endpoint classes (lens/flow_policy.h); empty: the default
+  // policy (private ranges, docker's bridge, resolv.conf's DNS servers).
+  std::string policy_file;
+  // `topRemote`: remote addresses exported by name (0..1000); the rest are
+  // "other".
+  int top_remote = 20;
+  // `maxFlows`: capacity of the in-kernel flow table (1024..4194304).
+  int max_flows = 65536;
+  // `procfsRoot`: host /proc (listening sockets, process cgroups).
+  std::string procfs_root = "/proc";
+  // `bearerTokenFile`, `tlsCertFile`, `tlsKeyFile`: as nodeExporter's.
+  std::string bearer_token_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+
+  // InvalidArgument naming the key.
+  Status Validate() const;
+};
+
 // The whole configuration file. Plain value; copy freely.
 struct LENS_EXPORT Config {
   LoggingOptions logging;
   MetricsOptions metrics;
   NodeExporterOptions node_exporter;
+  NetflowOptions netflow;
   // `httpPort`: the daemon's HTTP port, 1..65535; unset means the daemon's own
   // default.
   std::optional<int> http_port;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/config_decode.h"
+#include "core/config_netflow.h"
 #include "core/config_node_exporter.h"
 
 namespace lens {
@@ -35,6 +36,9 @@ constexpr std::string_view kEnvOverridable[] = {
     "nodeExporter.listenAddress",
     "nodeExporter.interval",
     "nodeExporter.kubeletUrl",
+    "netflow.listenAddress",
+    "netflow.interval",
+    "netflow.policyFile",
 };
 
 // logging.level -> LENS_LOGGING_LEVEL, metrics.compatNames ->
@@ -112,6 +116,9 @@ constexpr FieldRule<Config> kTopLevelRules[] = {
         Config* out) {
        return DecodeNodeExporter(ctx, v, path, &out->node_exporter);
      }},
+    {"netflow",
+     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
+        Config* out) { return DecodeNetflow(ctx, v, path, &out->netflow); }},
     {"httpPort",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
         Config* out) {
@@ -215,6 +222,7 @@ Status Config::Validate() const {
   LENS_RETURN_IF_ERROR(logging.Validate().WithContext("logging"));
   LENS_RETURN_IF_ERROR(metrics.Validate().WithContext("metrics"));
   LENS_RETURN_IF_ERROR(node_exporter.Validate().WithContext("nodeExporter"));
+  LENS_RETURN_IF_ERROR(netflow.Validate().WithContext("netflow"));
   if (http_port.has_value())
     LENS_RETURN_IF_ERROR(ValidatePort(*http_port).WithContext("httpPort"));
   return OkStatus();

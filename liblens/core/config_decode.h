@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <chrono>
 #include <map>
 #include <set>
 #include <span>
@@ -97,6 +98,28 @@ inline StatusOr<bool> DecodeBool(const Ctx& ctx, const YAML::Node& node,
   if (text == "false" || text == "False" || text == "FALSE") return false;
   return ctx.Error(node, path,
                    "expected a boolean (true/false), got \"" + text + "\"");
+}
+
+// "5s", "500ms", "1m", "1h" -> milliseconds.
+inline StatusOr<std::chrono::milliseconds> ParseDuration(
+    std::string_view text) {
+  int64_t value = 0;
+  auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), value);
+  const std::string_view unit(
+      end, static_cast<size_t>(text.data() + text.size() - end));
+  if (ec != std::errc() || value < 0) {
+    return InvalidArgumentError(
+        "expected a duration such as 5s or 500ms, got \"" + std::string(text) +
+        "\"");
+  }
+  if (unit == "ms") return std::chrono::milliseconds(value);
+  if (unit == "s") return std::chrono::milliseconds(value * 1000);
+  if (unit == "m") return std::chrono::milliseconds(value * 60'000);
+  if (unit == "h") return std::chrono::milliseconds(value * 3'600'000);
+  return InvalidArgumentError(
+      "expected a duration with a unit (ms, s, m, h), got \"" +
+      std::string(text) + "\"");
 }
 
 // Converts a parser's error (e.g. ParseLogLevel's) into a located one.

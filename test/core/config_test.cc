@@ -235,6 +235,35 @@ TEST(ConfigTest, ReadsTheProcessEnvironmentByDefault) {
   EXPECT_TRUE(config->metrics.compat_names);
 }
 
+TEST(ConfigTest, NetflowSectionWithDefaultsAndLimits) {
+  auto defaults = ParseConfig("", "inline", WithEnv({}));
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->netflow.listen_address, "0.0.0.0:8990");
+  EXPECT_EQ(defaults->netflow.interval, std::chrono::seconds(5));
+  EXPECT_EQ(defaults->netflow.top_remote, 20);
+  EXPECT_EQ(defaults->netflow.max_flows, 65536);
+  auto config = ParseConfig(
+      "netflow:\n  listenAddress: 127.0.0.1:9990\n  interval: 2s\n"
+      "  policyFile: /etc/lens/policy.yaml\n  topRemote: 5\n"
+      "  maxFlows: 131072\n  bearerTokenFile: /etc/lens/token\n",
+      "inline", WithEnv({{"LENS_NETFLOW_INTERVAL", "500ms"}}));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->netflow.listen_address, "127.0.0.1:9990");
+  EXPECT_EQ(config->netflow.interval, std::chrono::milliseconds(500));
+  EXPECT_EQ(config->netflow.policy_file, "/etc/lens/policy.yaml");
+  EXPECT_EQ(config->netflow.top_remote, 5);
+  EXPECT_EQ(config->netflow.max_flows, 131072);
+  EXPECT_EQ(config->netflow.bearer_token_file, "/etc/lens/token");
+  EXPECT_EQ(LoadError("netflow:\n  topRemote: 5000\n"),
+            "F:2:14: netflow.topRemote: must be in 0..1000, got 5000");
+  EXPECT_EQ(LoadError("netflow:\n  maxFlows: 10\n"),
+            "F:2:13: netflow.maxFlows: must be in 1024..4194304, got 10");
+  EXPECT_EQ(LoadError("netflow:\n  polcyFile: x\n"),
+            "F:2:3: netflow.polcyFile: unknown key");
+  EXPECT_NE(LoadError("netflow:\n  interval: 50ms\n").find("at least 100ms"),
+            std::string::npos);
+}
+
 TEST(ConfigTest, ValidateChecksStructsBuiltInCode) {
   Config config;
   EXPECT_TRUE(config.Validate().ok());
