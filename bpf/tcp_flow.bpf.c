@@ -5,8 +5,10 @@
 // (liblens/flow/) drains the map periodically; nothing per segment crosses
 // into userspace.
 //
-// Primary programs are tracepoints (stable ABI, CO-RE for struct sock).
-// The kprobe variants at the end are for kernels older than 6.3, which lack
+// Programs are raw tracepoints on sock/inet_sock_set_state,
+// sock/sock_send_length, sock/sock_recv_length, tcp/tcp_retransmit_skb and
+// (optionally) tcp/tcp_probe; struct sock is read with CO-RE. The kprobe
+// variants at the end are for kernels older than 6.3, which lack
 // sock/sock_{send,recv}_length; they are not loaded unless the loader turns
 // them on ("?" in the section name: autoload off).
 #include "vmlinux.h"
@@ -35,6 +37,13 @@ char LICENSE[] SEC("license") = "GPL";
 // Set by the loader before load.
 const volatile __u32 flow_map_entries_hint = 0;  // informational
 const volatile __u8 emit_events = 1;
+// tcp_probe fires for every received segment; srtt is a smoothed value, so
+// one sample per socket per millisecond describes it as well as all of them
+// at a fraction of the cost.
+const volatile __u64 rtt_sample_ns = 1000000;
+// 0: srtt is sampled when the application reads or writes (no per-segment
+// program at all); 1: from tcp_probe, for every received segment.
+const volatile __u8 rtt_per_segment = 0;
 
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -61,11 +70,16 @@ struct {
 // programs do one (inlined) hash lookup instead of eight kernel reads.
 // Written when a socket is first seen or established, removed at TCP_CLOSE,
 // so a recycled struct sock never inherits a stale key.
+struct sock_entry {
+  struct lens_flow_key key;
+  __u64 next_rtt_ns;  // srtt is sampled at most once per rtt_sample_ns
+};
+
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
   __uint(max_entries, 65536);  // resized with `flows`
   __type(key, __u64);          // struct sock *
-  __type(value, struct lens_flow_key);
+  __type(value, struct sock_entry);
 } sock_keys SEC(".maps");
 
 struct {
@@ -122,13 +136,22 @@ static __always_inline bool flow_key_of(const struct sock *sk,
   return true;
 }
 
-// The socket's key: cached, or computed and cached. NULL for non-TCP/IP.
-static __always_inline const struct lens_flow_key *cached_key(
-    const struct sock *sk, struct lens_flow_key *scratch) {
+static __always_inline bool is_tcp_ip(const struct sock *sk) {
+  __u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+  if (family != AF_INET && family != AF_INET6) return false;
+  return BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) == IPPROTO_TCP;
+}
+
+// The socket's cache entry, or `scratch` filled and cached (a fresh entry
+// lives on the caller's stack until the next event finds it in the map).
+// NULL for sockets other than TCP over IPv4/IPv6.
+static __always_inline struct sock_entry *cached_entry(
+    const struct sock *sk, struct sock_entry *scratch) {
   __u64 skp = (__u64)sk;
-  const struct lens_flow_key *key = bpf_map_lookup_elem(&sock_keys, &skp);
-  if (key) return key;
-  if (!flow_key_of(sk, scratch)) return 0;
+  struct sock_entry *e = bpf_map_lookup_elem(&sock_keys, &skp);
+  if (e) return e;
+  if (!is_tcp_ip(sk) || !flow_key_of(sk, &scratch->key)) return 0;
+  scratch->next_rtt_ns = 0;
   bpf_map_update_elem(&sock_keys, &skp, scratch, BPF_ANY);
   return scratch;
 }
@@ -197,11 +220,13 @@ static __always_inline void on_state(const struct sock *sk, int oldstate,
     bpf_map_update_elem(&connecting, &skp, &owner, BPF_ANY);
     return;
   }
+  struct sock_entry entry = {};
   struct lens_flow_key key = {};
   if (newstate == TCP_ESTABLISHED &&
       (oldstate == TCP_SYN_SENT || oldstate == TCP_SYN_RECV)) {
-    if (!flow_key_of(sk, &key)) return;
-    bpf_map_update_elem(&sock_keys, &skp, &key, BPF_ANY);
+    if (!flow_key_of(sk, &entry.key)) return;
+    bpf_map_update_elem(&sock_keys, &skp, &entry, BPF_ANY);
+    key = entry.key;
     struct lens_flow_value *v = flow_get_or_create(&key);
     if (!v) return;
     v->open_ns = bpf_ktime_get_ns();
@@ -229,9 +254,9 @@ static __always_inline void on_state(const struct sock *sk, int oldstate,
     return;
   }
   if (oldstate == TCP_LISTEN) return;
-  const struct lens_flow_key *cached = bpf_map_lookup_elem(&sock_keys, &skp);
+  const struct sock_entry *cached = bpf_map_lookup_elem(&sock_keys, &skp);
   if (cached) {
-    key = *cached;
+    key = cached->key;
     bpf_map_delete_elem(&sock_keys, &skp);
   } else if (!flow_key_of(sk, &key)) {
     return;
@@ -245,13 +270,17 @@ static __always_inline void on_state(const struct sock *sk, int oldstate,
   emit(&key, v, LENS_FLOW_EVENT_CLOSE);
 }
 
+static __always_inline void sample_rtt(const struct sock *sk,
+                                       struct sock_entry *e,
+                                       struct lens_flow_value *v);
+
 static __always_inline void on_bytes(const struct sock *sk, int bytes,
                                      bool sent) {
   if (bytes <= 0) return;
-  struct lens_flow_key scratch = {};
-  const struct lens_flow_key *key = cached_key(sk, &scratch);
-  if (!key) return;
-  struct lens_flow_value *v = flow_get_or_create(key);
+  struct sock_entry scratch = {};
+  struct sock_entry *e = cached_entry(sk, &scratch);
+  if (!e) return;
+  struct lens_flow_value *v = flow_get_or_create(&e->key);
   if (!v) return;
   if (sent) {
     __sync_fetch_and_add(&v->bytes_sent, (__u64)bytes);
@@ -259,7 +288,7 @@ static __always_inline void on_bytes(const struct sock *sk, int bytes,
     __sync_fetch_and_add(&v->bytes_received, (__u64)bytes);
   }
   set_owner_from_current(v);  // send/recv run in the application's context
-  read_segments(sk, v);
+  if (!rtt_per_segment) sample_rtt(sk, e, v);
 }
 
 static __always_inline __u32 log2_u32(__u32 v) {
@@ -278,15 +307,18 @@ static __always_inline __u32 log2_u32(__u32 v) {
   return r;
 }
 
-static __always_inline void on_rtt(const struct sock *sk, __u32 srtt_us) {
-  if (srtt_us == 0) return;
-  // Only sockets already known (opened under the probes or moved data): a
-  // segment alone neither computes a key nor creates an entry.
-  __u64 skp = (__u64)sk;
-  const struct lens_flow_key *key = bpf_map_lookup_elem(&sock_keys, &skp);
-  if (!key) return;
-  struct lens_flow_value *v = bpf_map_lookup_elem(&flows, key);
-  if (!v) return;
+// One srtt sample (at most one per socket per rtt_sample_ns), and the
+// segment counters with it.
+static __always_inline void sample_rtt(const struct sock *sk,
+                                       struct sock_entry *e,
+                                       struct lens_flow_value *v) {
+  __u64 now = bpf_ktime_get_ns();
+  if (now < e->next_rtt_ns) return;
+  e->next_rtt_ns = now + rtt_sample_ns;
+  read_segments(sk, v);
+  const struct tcp_sock *tp = (const struct tcp_sock *)sk;
+  __u32 srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;  // the kernel keeps it <<3
+  if (srtt_us == 0) return;  // no RTT measured yet
   __sync_fetch_and_add(&v->rtt_sum_us, (__u64)srtt_us);
   __sync_fetch_and_add(&v->rtt_count, 1);
   // Racy min/max across CPUs; a lost update only loosens the bound.
@@ -297,66 +329,59 @@ static __always_inline void on_rtt(const struct sock *sk, __u32 srtt_us) {
   __sync_fetch_and_add(&v->rtt_hist[bucket], 1);
 }
 
+// tcp_probe (per received segment): only sockets already known; a segment
+// alone neither computes a key nor creates an entry.
+static __always_inline void on_segment(const struct sock *sk) {
+  __u64 skp = (__u64)sk;
+  struct sock_entry *e = bpf_map_lookup_elem(&sock_keys, &skp);
+  if (!e) return;
+  struct lens_flow_value *v = bpf_map_lookup_elem(&flows, &e->key);
+  if (v) sample_rtt(sk, e, v);
+}
+
 static __always_inline void on_retransmit(const struct sock *sk) {
-  struct lens_flow_key scratch = {};
-  const struct lens_flow_key *key = cached_key(sk, &scratch);
-  if (!key) return;
-  struct lens_flow_value *v = bpf_map_lookup_elem(&flows, key);
+  struct sock_entry scratch = {};
+  struct sock_entry *e = cached_entry(sk, &scratch);
+  if (!e) return;
+  struct lens_flow_value *v = bpf_map_lookup_elem(&flows, &e->key);
   if (v) __sync_fetch_and_add(&v->retransmits, 1);
 }
 
-SEC("tracepoint/sock/inet_sock_set_state")
-int lens_inet_sock_set_state(struct trace_event_raw_inet_sock_set_state *ctx) {
-  if (ctx->protocol != IPPROTO_TCP) return 0;
-  on_state((const struct sock *)ctx->skaddr, ctx->oldstate, ctx->newstate);
+// Every program is a raw tracepoint: the tracepoints named above, attached
+// by name (no tracefs needed) and handed the kernel's arguments directly,
+// without the trace record a classic tracepoint formats first (for
+// tcp_probe, two socket addresses and a dozen fields per segment).
+SEC("raw_tp/inet_sock_set_state")
+int BPF_PROG(lens_inet_sock_set_state, const struct sock *sk, int oldstate,
+             int newstate) {
+  if (!is_tcp_ip(sk)) return 0;  // also fires for SCTP, DCCP, MPTCP
+  on_state(sk, oldstate, newstate);
   return 0;
 }
 
-SEC("tracepoint/sock/sock_send_length")
-int lens_sock_send_length(struct trace_event_raw_sock_msg_length *ctx) {
-  if (ctx->protocol != IPPROTO_TCP) return 0;
-  if (ctx->family != AF_INET && ctx->family != AF_INET6) return 0;
-  on_bytes((const struct sock *)ctx->sk, ctx->ret, true);
+SEC("raw_tp/sock_send_length")
+int BPF_PROG(lens_sock_send_length, struct sock *sk, int ret, int flags) {
+  on_bytes(sk, ret, true);  // non-TCP sockets end at the key cache miss
   return 0;
 }
 
-SEC("tracepoint/sock/sock_recv_length")
-int lens_sock_recv_length(struct trace_event_raw_sock_msg_length *ctx) {
-  if (ctx->protocol != IPPROTO_TCP) return 0;
-  if (ctx->family != AF_INET && ctx->family != AF_INET6) return 0;
-  if (ctx->flags & MSG_PEEK) return 0;
-  on_bytes((const struct sock *)ctx->sk, ctx->ret, false);
+SEC("raw_tp/sock_recv_length")
+int BPF_PROG(lens_sock_recv_length, struct sock *sk, int ret, int flags) {
+  if (flags & MSG_PEEK) return 0;
+  on_bytes(sk, ret, false);
   return 0;
 }
 
-SEC("tracepoint/tcp/tcp_probe")
-int lens_tcp_probe(struct trace_event_raw_tcp_probe *ctx) {
-  on_rtt((const struct sock *)ctx->skaddr, ctx->srtt);
+SEC("raw_tp/tcp_probe")
+int BPF_PROG(lens_tcp_probe, struct sock *sk, const struct sk_buff *skb) {
+  on_segment(sk);
   return 0;
 }
 
-// The record's type was renamed in 6.8 (tcp_event_sk_skb before); CO-RE
-// picks whichever this kernel has.
-struct trace_event_raw_tcp_retransmit_skb___lens {
-  const void *skaddr;
-} __attribute__((preserve_access_index));
-struct trace_event_raw_tcp_event_sk_skb___lens {
-  const void *skaddr;
-} __attribute__((preserve_access_index));
-
-SEC("tracepoint/tcp/tcp_retransmit_skb")
-int lens_tcp_retransmit_skb(void *ctx) {
-  // Read through bpf_probe_read_kernel: the verifier refuses a ctx pointer
-  // the compiler has offset by a branch-dependent amount.
-  const void *sk;
-  if (bpf_core_type_exists(struct trace_event_raw_tcp_retransmit_skb___lens)) {
-    sk = BPF_CORE_READ((struct trace_event_raw_tcp_retransmit_skb___lens *)ctx,
-                       skaddr);
-  } else {
-    sk = BPF_CORE_READ((struct trace_event_raw_tcp_event_sk_skb___lens *)ctx,
-                       skaddr);
-  }
-  on_retransmit((const struct sock *)sk);
+SEC("raw_tp/tcp_retransmit_skb")
+int BPF_PROG(lens_tcp_retransmit_skb, const struct sock *sk,
+             const struct sk_buff *skb) {
+  on_retransmit(sk);
   return 0;
 }
 

@@ -49,8 +49,8 @@ void BindFlows(py::module_& m) {
       "daddr, dport, bytes_sent, bytes_received, retransmits, rtt_us (mean "
       "srtt, None without samples), class, direction, role, and pid/comm/"
       "cgroup_id where known. `policy`: a policy YAML file for the classes. "
-      "Raises PermissionDeniedError when not root, LensError when tracefs "
-      "is not mounted (the message says how to mount it).");
+      "Raises PermissionDeniedError when not root, LensError when the "
+      "kernel lacks BTF or the tracepoints (the message says which).");
 }
 
 }  // namespace lens::python

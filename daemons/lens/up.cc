@@ -22,7 +22,7 @@ namespace {
 
 // TCP flows (eBPF) when this process may load them: served on 127.0.0.1:8990
 // like lens-netflow, with pods named through the node agent's container
-// tracker. Without root or tracefs, says why and goes on without them.
+// tracker. Without root (or BTF), says why and goes on without them.
 void StartFlows(const std::string& token_file, const ContainerTracker* tracker,
                 std::unique_ptr<FlowMonitor>* monitor,
                 std::unique_ptr<HttpServer>* http) {

@@ -61,7 +61,8 @@ struct LENS_EXPORT TcpFlow {
   uint64_t segments_sent = 0;
   uint64_t segments_received = 0;
   uint64_t retransmits = 0;
-  // srtt samples (one per incoming segment the kernel processed).
+  // srtt samples: the socket's smoothed RTT, at most one sample per
+  // millisecond (see FlowProbeOptions::rtt_per_segment).
   uint64_t rtt_count = 0;
   uint64_t rtt_sum_us = 0;
   uint32_t rtt_min_us = 0;  // 0: no sample
@@ -101,6 +102,12 @@ struct LENS_EXPORT FlowProbeOptions {
   uint32_t max_flows = 65536;
   // Open/close event ring buffer; a power of two, at least 4096.
   uint32_t ring_buffer_bytes = 1u << 20;
+  // srtt samples come from the application's reads and writes (at most one
+  // per socket per millisecond). true: from tcp/tcp_probe on every received
+  // segment instead (still at most one per millisecond, but it also samples
+  // sockets whose application is idle); that program runs per segment and
+  // costs ~5% of loopback throughput here (docs/performance.md).
+  bool rtt_per_segment = false;
   // Turn on the kernel's BPF run-time statistics (kernel.bpf_stats_enabled,
   // held through a BPF_ENABLE_STATS fd for the probe's lifetime) so Stats()
   // reports per-program run time. Costs ~20 ns per program run.
@@ -117,7 +124,8 @@ struct LENS_EXPORT FlowProgramStats {
 // The probe's own cost and health. Plain value.
 struct LENS_EXPORT FlowProbeStats {
   std::vector<FlowProgramStats> programs;
-  // "tracepoint" or "kprobe" (the fallback for sock_{send,recv}_length).
+  // "tracepoint" (raw tracepoints sock/sock_{send,recv}_length) or
+  // "kprobe" (their fallback before Linux 6.3).
   std::string byte_source;
   uint64_t events_received = 0;  // ring buffer records read
   uint64_t events_dropped = 0;   // ring buffer full (kernel side)
@@ -139,11 +147,12 @@ struct LENS_EXPORT FlowProbeStats {
 // with each other (FlowMonitor serialises them).
 class LENS_EXPORT FlowProbe : public FlowSource {
  public:
-  // Errors say what to do: PermissionDenied when not root / without
-  // CAP_BPF+CAP_PERFMON; FailedPrecondition when tracefs is not mounted
-  // ("mount -t tracefs tracefs /sys/kernel/tracing"), when the kernel has
-  // no BTF, or when a required tracepoint is missing; Unimplemented when
-  // Lens was built without eBPF (LENS_BUILD_BPF=OFF).
+  // Attaches raw tracepoints by name (no tracefs needed). Errors say what
+  // to do: PermissionDenied when not root / without CAP_BPF+CAP_PERFMON;
+  // FailedPrecondition when the kernel has no BTF or lacks
+  // sock/inet_sock_set_state; Internal with the verifier's last lines when
+  // the kernel refuses a program; Unimplemented when Lens was built without
+  // eBPF (LENS_BUILD_BPF=OFF).
   static StatusOr<std::unique_ptr<FlowProbe>> Open(
       const FlowProbeOptions& options = {});
   virtual FlowProbeStats Stats() const = 0;

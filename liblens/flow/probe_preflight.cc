@@ -65,39 +65,26 @@ Status CheckBpfPrivileges(const std::string& proc_root) {
       "Kubernetes: securityContext.privileged or capabilities.add)");
 }
 
-StatusOr<ProbeKernel> FindProbeKernel(const std::string& sys_root) {
-  if (!Exists(sys_root + "/kernel/btf/vmlinux")) {
-    return FailedPreconditionError(
-        "the kernel has no BTF (" + sys_root +
-        "/kernel/btf/vmlinux is missing): the flow probe is CO-RE and needs "
-        "a kernel built with CONFIG_DEBUG_INFO_BTF=y");
-  }
-  ProbeKernel kernel;
-  for (const char* dir : {"/kernel/tracing", "/kernel/debug/tracing"}) {
-    std::string events = sys_root + dir + "/events";
-    if (Exists(events + "/sock")) {
-      kernel.events_dir = events;
-      break;
-    }
-  }
-  if (kernel.events_dir.empty()) {
-    return FailedPreconditionError(
-        "tracefs is not mounted (no " + sys_root +
-        "/kernel/tracing/events): mount it with `mount -t tracefs tracefs "
-        "/sys/kernel/tracing` (in a container, mount the host's "
-        "/sys/kernel/tracing)");
-  }
-  const std::string& e = kernel.events_dir;
-  if (!Exists(e + "/sock/inet_sock_set_state")) {
+Status CheckKernelBtf(const std::string& sys_root) {
+  if (Exists(sys_root + "/kernel/btf/vmlinux")) return OkStatus();
+  return FailedPreconditionError(
+      "the kernel has no BTF (" + sys_root +
+      "/kernel/btf/vmlinux is missing): the flow probe is CO-RE and needs "
+      "a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+}
+
+StatusOr<ProbeKernel> ProbeKernelFrom(
+    const std::function<bool(std::string_view)>& has_tracepoint) {
+  if (!has_tracepoint("inet_sock_set_state")) {
     return FailedPreconditionError(
         "the kernel lacks the tracepoint sock/inet_sock_set_state (Linux "
-        "4.16+ needed; looked in " +
-        e + ")");
+        "4.16 or later is needed)");
   }
-  kernel.send_recv_tracepoints = Exists(e + "/sock/sock_send_length") &&
-                                 Exists(e + "/sock/sock_recv_length");
-  kernel.tcp_probe_tracepoint = Exists(e + "/tcp/tcp_probe");
-  kernel.retransmit_tracepoint = Exists(e + "/tcp/tcp_retransmit_skb");
+  ProbeKernel kernel;
+  kernel.send_recv_tracepoints =
+      has_tracepoint("sock_send_length") && has_tracepoint("sock_recv_length");
+  kernel.tcp_probe_tracepoint = has_tracepoint("tcp_probe");
+  kernel.retransmit_tracepoint = has_tracepoint("tcp_retransmit_skb");
   return kernel;
 }
 

@@ -1,11 +1,14 @@
 // Checks made before loading the flow probe, so that a missing privilege or
 // kernel feature is reported as what to do rather than as libbpf's errno.
 // Pure functions over a configurable /sys and /proc root (tests use fixture
-// trees); no libbpf here.
+// trees); no libbpf here. The probe attaches raw tracepoints by name, so
+// tracefs is not needed.
 #ifndef LENS_FLOW_PROBE_PREFLIGHT_H_
 #define LENS_FLOW_PROBE_PREFLIGHT_H_
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "lens/status.h"
 
@@ -13,10 +16,9 @@ namespace lens::flow {
 
 // What the kernel offers the probe.
 struct ProbeKernel {
-  std::string events_dir;      // <tracefs>/events
-  bool send_recv_tracepoints;  // sock/sock_{send,recv}_length (Linux 6.3+)
-  bool tcp_probe_tracepoint;   // tcp/tcp_probe
-  bool retransmit_tracepoint;  // tcp/tcp_retransmit_skb
+  bool send_recv_tracepoints = false;  // sock/sock_{send,recv}_length (6.3+)
+  bool tcp_probe_tracepoint = false;   // tcp/tcp_probe
+  bool retransmit_tracepoint = false;  // tcp/tcp_retransmit_skb
 };
 
 // OK when the effective capabilities in <proc_root>/self/status include
@@ -24,12 +26,16 @@ struct ProbeKernel {
 // otherwise.
 Status CheckBpfPrivileges(const std::string& proc_root = "/proc");
 
-// Finds tracefs (<sys_root>/kernel/tracing, then <sys_root>/kernel/debug/
-// tracing) and the tracepoints the probe uses. FailedPrecondition when the
-// kernel has no BTF (<sys_root>/kernel/btf/vmlinux), when tracefs is not
-// mounted (with the mount command), or when sock/inet_sock_set_state is
-// missing (Linux < 4.16).
-StatusOr<ProbeKernel> FindProbeKernel(const std::string& sys_root = "/sys");
+// FailedPrecondition when the kernel has no BTF
+// (<sys_root>/kernel/btf/vmlinux): the probe is CO-RE.
+Status CheckKernelBtf(const std::string& sys_root = "/sys");
+
+// Which tracepoints the kernel has, given `has_tracepoint(name)` (the
+// adapter answers from the kernel's BTF: every tracepoint has a
+// "btf_trace_<name>" typedef). FailedPrecondition when inet_sock_set_state
+// is missing (Linux < 4.16).
+StatusOr<ProbeKernel> ProbeKernelFrom(
+    const std::function<bool(std::string_view)>& has_tracepoint);
 
 }  // namespace lens::flow
 

@@ -9,17 +9,17 @@
 
 #include "../containers/containerd_env.h"
 #include "command.h"
+#include "ebpf_env.h"
 #include "lens/containers.h"
 #include "lens/flow.h"
-#include "tracefs.h"
 
 namespace lens {
 namespace {
 
-std::string g_tracefs_skip;
+std::string g_ebpf_skip;
 
 TEST(FlowAttributionTest, NamesThePodOfAContainersConnection) {
-  if (!g_tracefs_skip.empty()) GTEST_SKIP() << g_tracefs_skip;
+  if (!g_ebpf_skip.empty()) GTEST_SKIP() << g_ebpf_skip;
   if (!test::g_containerd) GTEST_SKIP() << test::g_skip;
   ContainerTrackerOptions to;
   to.node = "flow-node";
@@ -92,8 +92,7 @@ TEST(FlowAttributionTest, NamesThePodOfAContainersConnection) {
 }  // namespace lens
 
 int main(int argc, char** argv) {
-  // Before any thread exists: tracefs may need a private mount namespace.
-  lens::g_tracefs_skip = lens::test::EnsureTracefs();
+  lens::g_ebpf_skip = lens::test::EbpfSkipReason();
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new lens::test::ContainerdEnv);
   return RUN_ALL_TESTS();

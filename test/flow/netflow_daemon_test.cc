@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "command.h"
+#include "ebpf_env.h"
 #include "loopback_traffic.h"
-#include "tracefs.h"
 
 namespace lens {
 namespace {
@@ -31,7 +31,7 @@ double Sample(const std::string& text, const std::string& series) {
 class NetflowDaemonTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (std::string why = test::EnsureTracefs(); !why.empty()) {
+    if (std::string why = test::EbpfSkipReason(); !why.empty()) {
       GTEST_SKIP() << why;
     }
     dir_ = ::testing::TempDir() + "/netflow-" + std::to_string(::getpid());

@@ -1,7 +1,6 @@
 // The eBPF flow probe on this machine's kernel: known loopback traffic
 // (IPv4 and IPv6) must come back exactly, in bytes and in connections.
-// Needs root; tracefs is mounted in a private mount namespace when the host
-// has not mounted it.
+// Needs root; tracefs is not needed (raw tracepoints attach by name).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,17 +10,17 @@
 #include <thread>
 #include <vector>
 
+#include "ebpf_env.h"
 #include "flow/probe_preflight.h"
 #include "lens/flow.h"
 #include "loopback_traffic.h"
-#include "tracefs.h"
 
 namespace lens {
 namespace {
 
 class TcpFlowProbeTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { skip_reason_ = test::EnsureTracefs(); }
+  static void SetUpTestSuite() { skip_reason_ = test::EbpfSkipReason(); }
 
   void SetUp() override {
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
@@ -155,13 +154,28 @@ TEST_F(TcpFlowProbeTest, ReportsItsOwnCost) {
   std::map<std::string, FlowProgramStats> by_name;
   for (const auto& p : stats.programs) by_name[p.name] = p;
   for (const char* name : {"sock/inet_sock_set_state", "sock/sock_send_length",
-                           "sock/sock_recv_length", "tcp/tcp_probe"}) {
+                           "sock/sock_recv_length"}) {
     ASSERT_TRUE(by_name.count(name)) << name;
     EXPECT_TRUE(by_name[name].attached) << name;
     EXPECT_GT(by_name[name].run_count, 0u) << name;
     EXPECT_GT(by_name[name].run_time_ns, 0u) << name;
   }
   EXPECT_EQ(by_name.count("kprobe/tcp_sendmsg"), 0u);  // not loaded here
+  EXPECT_EQ(by_name.count("tcp/tcp_probe"), 0u);       // rtt_per_segment off
+}
+
+TEST_F(TcpFlowProbeTest, RttPerSegmentFromTcpProbe) {
+  FlowProbeOptions options;
+  options.rtt_per_segment = true;
+  auto probe = FlowProbe::Open(options);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  probe_ = std::move(*probe);
+  ExpectExact("ipv4", 10, 200'000, 1'000);
+  bool attached = false;
+  for (const auto& p : probe_->Stats().programs) {
+    if (p.name == "tcp/tcp_probe") attached = p.attached && p.run_count > 0;
+  }
+  EXPECT_TRUE(attached);
 }
 
 TEST_F(TcpFlowProbeTest, ClosedSocketsLeaveTheTable) {
@@ -177,46 +191,28 @@ TEST_F(TcpFlowProbeTest, ClosedSocketsLeaveTheTable) {
   }
 }
 
-TEST(ProbePreflightTest, NamesTheMountCommandWithoutTracefs) {
-  // A /sys root with BTF but no tracefs.
-  std::string root = ::testing::TempDir() + "/sys-no-tracefs";
-  std::string btf = root + "/kernel/btf";
-  ASSERT_EQ(std::system(
-                ("mkdir -p " + btf + " && touch " + btf + "/vmlinux").c_str()),
-            0);
-  auto kernel = flow::FindProbeKernel(root);
-  ASSERT_FALSE(kernel.ok());
-  EXPECT_EQ(kernel.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(kernel.status().message().find(
-                "mount -t tracefs tracefs /sys/kernel/tracing"),
-            std::string::npos)
-      << kernel.status();
-}
-
 TEST(ProbePreflightTest, NamesBtfWhenTheKernelHasNone) {
   std::string root = ::testing::TempDir() + "/sys-no-btf";
   ASSERT_EQ(std::system(("mkdir -p " + root).c_str()), 0);
-  auto kernel = flow::FindProbeKernel(root);
-  ASSERT_FALSE(kernel.ok());
-  EXPECT_NE(kernel.status().message().find("CONFIG_DEBUG_INFO_BTF"),
-            std::string::npos);
+  Status st = flow::CheckKernelBtf(root);
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find("CONFIG_DEBUG_INFO_BTF"), std::string::npos);
+  EXPECT_TRUE(flow::CheckKernelBtf("/sys").ok());  // this kernel has BTF
 }
 
 TEST(ProbePreflightTest, FallsBackToKprobesWithoutByteTracepoints) {
-  // Linux 5.x layout: tracefs with sock/inet_sock_set_state only.
-  std::string root = ::testing::TempDir() + "/sys-5x";
-  std::string ev = root + "/kernel/tracing/events";
-  ASSERT_EQ(std::system(("mkdir -p " + root + "/kernel/btf " + ev +
-                         "/sock/inet_sock_set_state " + ev + "/tcp/tcp_probe" +
-                         " && touch " + root + "/kernel/btf/vmlinux")
-                            .c_str()),
-            0);
-  auto kernel = flow::FindProbeKernel(root);
+  // Linux 5.x: the state and tcp tracepoints, no sock_*_length.
+  auto kernel = flow::ProbeKernelFrom([](std::string_view name) {
+    return name == "inet_sock_set_state" || name == "tcp_probe";
+  });
   ASSERT_TRUE(kernel.ok()) << kernel.status();
-  EXPECT_EQ(kernel->events_dir, ev);
   EXPECT_FALSE(kernel->send_recv_tracepoints);
   EXPECT_TRUE(kernel->tcp_probe_tracepoint);
   EXPECT_FALSE(kernel->retransmit_tracepoint);
+  auto too_old = flow::ProbeKernelFrom([](std::string_view) { return false; });
+  EXPECT_EQ(too_old.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(too_old.status().message().find("inet_sock_set_state"),
+            std::string::npos);
 }
 
 TEST(ProbePreflightTest, PrivilegesFromCapEff) {

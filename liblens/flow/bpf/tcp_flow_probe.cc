@@ -2,6 +2,7 @@
 // the ring buffer and the BPF stats fd; turns the kernel's running totals
 // into per-drain deltas. The only file that includes libbpf's headers.
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
@@ -158,8 +159,10 @@ Status TcpFlowProbe::Load(const FlowProbeOptions& options,
   bpf_program__set_autoload(skel_->progs.lens_sock_recv_length, tp);
   bpf_program__set_autoload(skel_->progs.lens_kprobe_tcp_sendmsg, !tp);
   bpf_program__set_autoload(skel_->progs.lens_kprobe_tcp_cleanup_rbuf, !tp);
-  bpf_program__set_autoload(skel_->progs.lens_tcp_probe,
-                            kernel.tcp_probe_tracepoint);
+  const bool per_segment =
+      options.rtt_per_segment && kernel.tcp_probe_tracepoint;
+  skel_->rodata->rtt_per_segment = per_segment ? 1 : 0;
+  bpf_program__set_autoload(skel_->progs.lens_tcp_probe, per_segment);
   bpf_program__set_autoload(skel_->progs.lens_tcp_retransmit_skb,
                             kernel.retransmit_tracepoint);
   std::string log;
@@ -383,9 +386,19 @@ StatusOr<std::unique_ptr<FlowProbe>> OpenTcpFlowProbe(
         std::to_string(rb));
   }
   LENS_RETURN_IF_ERROR(CheckBpfPrivileges());
-  LENS_ASSIGN_OR_RETURN(ProbeKernel kernel, FindProbeKernel());
+  LENS_RETURN_IF_ERROR(CheckKernelBtf());
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux) {
+    return FailedPreconditionError("read the kernel's BTF: " + Errno(errno));
+  }
+  StatusOr<ProbeKernel> kernel = ProbeKernelFrom([vmlinux](std::string_view n) {
+    const std::string type = "btf_trace_" + std::string(n);
+    return btf__find_by_name_kind(vmlinux, type.c_str(), BTF_KIND_TYPEDEF) > 0;
+  });
+  btf__free(vmlinux);
+  if (!kernel.ok()) return kernel.status();
   auto probe = std::make_unique<TcpFlowProbe>();
-  LENS_RETURN_IF_ERROR(probe->Load(options, kernel));
+  LENS_RETURN_IF_ERROR(probe->Load(options, *kernel));
   return std::unique_ptr<FlowProbe>(std::move(probe));
 }
 
