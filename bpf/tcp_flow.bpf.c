@@ -225,6 +225,12 @@ static __always_inline void on_state(const struct sock *sk, int oldstate,
   if (newstate == TCP_ESTABLISHED &&
       (oldstate == TCP_SYN_SENT || oldstate == TCP_SYN_RECV)) {
     if (!flow_key_of(sk, &entry.key)) return;
+    // A new connection never adds to an older one's entry: take the first
+    // generation of this tuple not in the table (the last one if all are).
+    for (__u16 g = 0; g < LENS_FLOW_GENERATIONS; ++g) {
+      entry.key.generation = g;
+      if (!bpf_map_lookup_elem(&flows, &entry.key)) break;
+    }
     bpf_map_update_elem(&sock_keys, &skp, &entry, BPF_ANY);
     key = entry.key;
     struct lens_flow_value *v = flow_get_or_create(&key);

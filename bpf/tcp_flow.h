@@ -8,8 +8,10 @@
 #include <linux/types.h>
 #endif
 
-#define LENS_FLOW_RTT_BUCKETS 32  // log2 of srtt in microseconds: [2^i, 2^(i+1))
+// log2 of srtt in microseconds: bucket i holds [2^i, 2^(i+1)).
+#define LENS_FLOW_RTT_BUCKETS 32
 #define LENS_FLOW_COMM_LEN 16
+#define LENS_FLOW_GENERATIONS 8
 
 // One socket as the kernel sees it: local then remote end, ports in host
 // byte order, IPv4 addresses in the first 4 bytes. cgroup_id is the socket's
@@ -21,7 +23,10 @@ struct lens_flow_key {
   __u16 sport;
   __u16 dport;
   __u16 family;  // AF_INET (2) or AF_INET6 (10)
-  __u16 pad;
+  // Tells apart connections that reuse a 4-tuple before userspace drained
+  // the closed one (TIME_WAIT reuse on loopback, SYN on a TIME_WAIT socket):
+  // the first free of LENS_FLOW_GENERATIONS slots at the open.
+  __u16 generation;
   __u64 cgroup_id;
 };
 

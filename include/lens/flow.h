@@ -55,6 +55,10 @@ struct LENS_EXPORT TcpFlow {
   // since the probes started).
   uint32_t pid = 0;
   std::string comm;
+  // CLOCK_MONOTONIC nanoseconds at the connection's establishment; 0 when it
+  // was established before the probes were attached. With the addresses,
+  // ports and cgroup it tells apart connections that reused a 4-tuple.
+  uint64_t open_time_ns = 0;
 
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;

@@ -112,8 +112,9 @@ class LENS_EXPORT FlowClassifier {
  public:
   virtual ~FlowClassifier() = default;
   // Builds the prefix tables; reads `policy.resolv_conf` if set (a missing
-  // file is not an error: no DNS servers from it). InvalidArgument for a bad
-  // CIDR (policies not made by ParseFlowPolicy are validated here too).
+  // file is not an error: no DNS servers from it; one that exists but cannot
+  // be read fails with the read's code). InvalidArgument for a bad CIDR
+  // (policies not made by ParseFlowPolicy are validated here too).
   static StatusOr<std::unique_ptr<FlowClassifier>> Create(
       const FlowPolicy& policy);
   virtual FlowClass Classify(const IpAddress& address) const = 0;
@@ -127,7 +128,7 @@ class LENS_EXPORT ListeningSockets {
   // Internal naming the file and line for malformed content.
   static StatusOr<ListeningSockets> Read(
       const std::string& proc_root = "/proc");
-  // Parses one file's text (tests, fixtures).
+  // Parses the two files' text (tests, fixtures); tcp6 may be empty.
   static StatusOr<ListeningSockets> Parse(std::string_view tcp,
                                           std::string_view tcp6);
   bool IsListening(const IpAddress& local, uint16_t port) const;

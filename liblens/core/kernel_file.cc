@@ -24,10 +24,9 @@ std::string Quoted(std::string_view text) {
   return out;
 }
 
-// pread until EOF or `max_bytes`. A read that returns less than asked for is
-// the end: sysfs attributes come whole in one read (at most a page), seq_file
-// (procfs) fills the buffer unless it reached the end, and regular files only
-// return short at EOF. Stopping there saves the second, empty read per value.
+// pread until EOF (a read of 0 bytes) or `max_bytes`. A short read is not
+// the end: seq_file (procfs tables such as /proc/net/tcp, /proc/stat on a
+// large host) returns at most one buffer of whole records per read.
 Status ReadAll(int fd, const std::string& path, size_t max_bytes,
                std::string* out) {
   out->clear();
@@ -51,8 +50,8 @@ Status ReadAll(int fd, const std::string& path, size_t max_bytes,
       return ResourceExhaustedError("read " + path + ": larger than " +
                                     std::to_string(max_bytes) + " bytes");
     }
-    if (static_cast<size_t>(n) < want) return OkStatus();
-    cap = out->size() * 2;
+    if (n == 0) return OkStatus();
+    if (out->size() * 2 > cap) cap = out->size() * 2;
   }
 }
 

@@ -127,12 +127,17 @@ StatusOr<std::unique_ptr<FlowClassifier>> FlowClassifier::Create(
     }
   }
   if (!policy.resolv_conf.empty()) {
-    // A missing resolv.conf is not an error: no DNS servers from it.
-    if (auto text = ReadKernelFile(policy.resolv_conf, 64 << 10); text.ok()) {
+    // A missing resolv.conf is not an error: no DNS servers from it. One that
+    // exists but cannot be read is, or DNS traffic would silently count as
+    // internal or external.
+    StatusOr<std::string> text = ReadKernelFile(policy.resolv_conf, 1 << 20);
+    if (text.ok()) {
       for (const IpAddress& server : ParseResolvConf(*text)) {
         const IpAddress u = server.Unmapped();
         impl->Add({u, u.family == 4 ? 32 : 128}, FlowClass::kDns);
       }
+    } else if (text.status().code() != StatusCode::kNotFound) {
+      return text.status().WithContext("flow policy resolvConf");
     }
   }
   impl->Finish();

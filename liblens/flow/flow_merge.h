@@ -10,15 +10,18 @@
 
 namespace lens::flow {
 
-// The socket identity of a flow: addresses, ports and cgroup, as bytes.
+// The connection identity of a flow: addresses, ports, cgroup and open
+// time, as bytes.
 inline std::string FlowIdentity(const TcpFlow& f) {
   std::string key;
-  key.reserve(48);
+  key.reserve(64);
   key.append(reinterpret_cast<const char*>(f.saddr.bytes.data()), 16);
   key.append(reinterpret_cast<const char*>(f.daddr.bytes.data()), 16);
   key.append(reinterpret_cast<const char*>(&f.sport), sizeof f.sport);
   key.append(reinterpret_cast<const char*>(&f.dport), sizeof f.dport);
   key.append(reinterpret_cast<const char*>(&f.cgroup_id), sizeof f.cgroup_id);
+  key.append(reinterpret_cast<const char*>(&f.open_time_ns),
+             sizeof f.open_time_ns);
   key.push_back(static_cast<char>(f.saddr.family));
   return key;
 }

@@ -10,6 +10,7 @@ namespace lens {
 namespace {
 
 constexpr std::string_view kListen = "0A";
+constexpr size_t kMaxTableBytes = size_t{64} << 20;
 
 bool ParseHex32(std::string_view text, uint32_t* out) {
   auto [end, ec] =
@@ -84,14 +85,17 @@ StatusOr<ListeningSockets> ListeningSockets::Parse(std::string_view tcp,
 StatusOr<ListeningSockets> ListeningSockets::Read(
     const std::string& proc_root) {
   LENS_ASSIGN_OR_RETURN(std::string tcp,
-                        ReadKernelFile(proc_root + "/net/tcp", 64 << 20));
+                        ReadKernelFile(proc_root + "/net/tcp", kMaxTableBytes));
   std::string tcp6;
-  if (auto t6 = ReadKernelFile(proc_root + "/net/tcp6", 64 << 20); t6.ok()) {
+  if (auto t6 = ReadKernelFile(proc_root + "/net/tcp6", kMaxTableBytes);
+      t6.ok()) {
     tcp6 = std::move(*t6);
   } else if (t6.status().code() != StatusCode::kNotFound) {
     return t6.status();
   }
-  return Parse(tcp, tcp6);
+  StatusOr<ListeningSockets> s = Parse(tcp, tcp6);
+  if (!s.ok()) return s.status().WithContext(proc_root);
+  return s;
 }
 
 bool ListeningSockets::IsListening(const IpAddress& local,

@@ -158,6 +158,10 @@ TEST(FlowMergeTest, AddsCountersAndKeepsTheFirstOwner) {
   TcpFlow other = b;
   other.sport = 3;
   EXPECT_NE(flow::FlowIdentity(a), flow::FlowIdentity(other));
+  // The same 4-tuple opened again later is another connection.
+  TcpFlow reused = b;
+  reused.open_time_ns = a.open_time_ns + 1;
+  EXPECT_NE(flow::FlowIdentity(a), flow::FlowIdentity(reused));
 }
 
 TEST(FlowsJsonTest, DocumentedFieldsOnlyWhereKnown) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "lens/flow_policy.h"
@@ -56,6 +57,69 @@ TEST(FlowPolicyTest, BadCidrsSayWhatIsWrongAndWhere) {
   }
 }
 
+TEST(FlowPolicyTest, AbsentKeysStartEmptyExceptLocalhostAndResolvConf) {
+  auto p = ParseFlowPolicy("dns: [10.96.0.10]\n", "policy.yaml");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->internal_hosts.empty());
+  EXPECT_TRUE(p->docker.empty());
+  EXPECT_EQ(p->localhost, DefaultFlowPolicy().localhost);
+  EXPECT_EQ(p->resolv_conf, "/etc/resolv.conf");
+  // An empty document is the same policy with no DNS servers listed.
+  auto empty = ParseFlowPolicy("", "policy.yaml");
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_TRUE(empty->dns.empty());
+  // An explicit null turns resolv.conf off like "".
+  auto off = ParseFlowPolicy("resolvConf:\n", "policy.yaml");
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_TRUE(off->resolv_conf.empty());
+}
+
+TEST(FlowPolicyTest, DefaultPolicyListsThePrivateRanges) {
+  FlowPolicy p = DefaultFlowPolicy();
+  EXPECT_EQ(p.localhost, (std::vector<std::string>{"127.0.0.0/8", "::1/128"}));
+  EXPECT_EQ(p.docker, std::vector<std::string>{"172.17.0.0/16"});
+  EXPECT_EQ(p.internal_hosts.size(), 7u);
+  EXPECT_TRUE(p.dns.empty());
+  EXPECT_EQ(p.resolv_conf, "/etc/resolv.conf");
+}
+
+TEST(FlowPolicyTest, NonStringItemsAndYamlSyntaxErrorsHaveALocation) {
+  auto nested = ParseFlowPolicy("dns:\n  - [10.0.0.1]\n", "p.yaml");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.status().message().find("p.yaml:2:5: dns[0]:"),
+            std::string::npos)
+      << nested.status();
+  auto syntax = ParseFlowPolicy("dns: [10.0.0.1\n", "p.yaml");
+  ASSERT_FALSE(syntax.ok());
+  EXPECT_EQ(syntax.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(syntax.status().message().rfind("p.yaml:", 0), 0u)
+      << syntax.status();
+}
+
+TEST(FlowPolicyTest, Ipv4MappedPrefixesNeedSlash96OrMore) {
+  EXPECT_TRUE(
+      ParseFlowPolicy("internalHosts: [\"::ffff:10.0.0.0/104\"]\n", "p.yaml")
+          .ok());
+  auto p =
+      ParseFlowPolicy("internalHosts: [\"::ffff:10.0.0.0/80\"]\n", "p.yaml");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("needs /96 or more"), std::string::npos)
+      << p.status();
+}
+
+TEST(FlowPolicyTest, FilesOverOneMebibyteAreRejected) {
+  const std::string path = testing::TempDir() + "/big-policy.yaml";
+  {
+    std::ofstream out(path);
+    out << "# padding\n" << std::string((1 << 20) + 1, '#') << "\n";
+  }
+  auto p = LoadFlowPolicy(path);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(p.status().message().find("limited to 1 MiB"), std::string::npos)
+      << p.status();
+}
+
 TEST(FlowPolicyTest, MissingFileIsNotFound) {
   auto p = LoadFlowPolicy(kDir + "/no-such-policy.yaml");
   EXPECT_EQ(p.status().code(), StatusCode::kNotFound);
@@ -91,6 +155,22 @@ TEST(IpAddressTest, ParsesFormatsAndUnmaps) {
   EXPECT_FALSE(IpAddress::Parse("10.1.2").ok());
   EXPECT_EQ(FlowClassName(FlowClass::kK8sSvc), "k8s_svc");
   EXPECT_EQ(FlowDirectionName(FlowDirection::kIngress), "ingress");
+}
+
+TEST(IpAddressTest, BuildsFromBytesAndPrintsCanonically) {
+  const uint8_t v4[4] = {192, 0, 2, 1};
+  EXPECT_EQ(IpAddress::V4(v4).ToString(), "192.0.2.1");
+  EXPECT_EQ(IpAddress::V4(v4), *IpAddress::Parse("192.0.2.1"));
+  const uint8_t v6[16] = {0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  EXPECT_EQ(IpAddress::V6(v6).ToString(), "fd00::1");
+  EXPECT_EQ(IpAddress::Parse("FD00:0:0:0::1")->ToString(), "fd00::1");
+  // An IPv4 address and its mapped form differ until unmapped.
+  EXPECT_NE(*IpAddress::Parse("::ffff:192.0.2.1"), IpAddress::V4(v4));
+  EXPECT_FALSE(IpAddress::Parse("fe80::1%eth0").ok());
+  EXPECT_FALSE(IpAddress::Parse("").ok());
+  EXPECT_NE(
+      IpAddress::Parse("10.0.0.256").status().message().find("\"10.0.0.256\""),
+      std::string::npos);
 }
 
 }  // namespace

@@ -1,10 +1,16 @@
 // The eBPF flow probe on this machine's kernel: known loopback traffic
 // (IPv4 and IPv6) must come back exactly, in bytes and in connections.
 // Needs root; tracefs is not needed (raw tracepoints attach by name).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <thread>
@@ -139,6 +145,66 @@ TEST_F(TcpFlowProbeTest, ThousandsOfShortConnectionsWithoutDrops) {
   EXPECT_GE(stats.events_received, 4u * kConnections);  // open + close, x2
   std::printf("%d connections in %.2f s (%.0f connections/s)\n", kConnections,
               seconds, kConnections / seconds);
+}
+
+// One 4-tuple used by three connections before a drain (the client binds
+// the same port each time; the server closes first, so its TIME_WAIT socket
+// accepts the next SYN): three connections, not one with three times the
+// bytes.
+TEST_F(TcpFlowProbeTest, ConnectionsReusingATupleStayApart) {
+  constexpr int kConnections = 3;
+  constexpr size_t kRequest = 100, kReply = 10;
+  auto fail = [](const char* what) {
+    return std::string(what) + ": " + std::strerror(errno);
+  };
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0) << fail("socket");
+  const int one = 1;
+  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr),
+            0)
+      << fail("bind");
+  ASSERT_EQ(::listen(listener, 8), 0) << fail("listen");
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len),
+            0);
+  const uint16_t server_port = ntohs(addr.sin_port);
+  const uint16_t client_port = static_cast<uint16_t>(test::FreeLoopbackPort());
+  for (int i = 0; i < kConnections; ++i) {
+    const int c = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(c, 0) << fail("socket");
+    ::setsockopt(c, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    local.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    local.sin_port = htons(client_port);
+    ASSERT_EQ(::bind(c, reinterpret_cast<sockaddr*>(&local), sizeof local), 0)
+        << fail("bind the client port") << " (connection " << i << ")";
+    ASSERT_EQ(::connect(c, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0)
+        << fail("connect") << " (connection " << i << ")";
+    const int s = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    ASSERT_GE(s, 0) << fail("accept");
+    std::string buf(kRequest, 'q');
+    ASSERT_EQ(::send(c, buf.data(), kRequest, 0), ssize_t(kRequest));
+    ASSERT_EQ(::recv(s, buf.data(), kRequest, MSG_WAITALL), ssize_t(kRequest));
+    ASSERT_EQ(::send(s, buf.data(), kReply, 0), ssize_t(kReply));
+    ::close(s);  // server first: TIME_WAIT stays on the server side
+    ASSERT_EQ(::recv(c, buf.data(), kReply, MSG_WAITALL), ssize_t(kReply));
+    ASSERT_EQ(::recv(c, buf.data(), 1, 0), 0);  // the server's FIN
+    ::close(c);
+  }
+  ::close(listener);
+
+  Totals t = Collect(server_port, kConnections);
+  EXPECT_EQ(t.client_opened, uint64_t(kConnections));
+  EXPECT_EQ(t.server_opened, uint64_t(kConnections));
+  EXPECT_EQ(t.client_closed, uint64_t(kConnections));
+  EXPECT_EQ(t.server_closed, uint64_t(kConnections));
+  EXPECT_EQ(t.client_sent, kConnections * kRequest);
+  EXPECT_EQ(t.server_sent, kConnections * kReply);
 }
 
 TEST_F(TcpFlowProbeTest, ReportsItsOwnCost) {

@@ -39,6 +39,7 @@ inline void FillIdentity(const lens_flow_key& key, const lens_flow_value& value,
   flow->sport = key.sport;
   flow->dport = key.dport;
   flow->cgroup_id = key.cgroup_id;
+  flow->open_time_ns = value.open_ns;
   flow->pid = value.pid;
   flow->comm.assign(value.comm, strnlen(value.comm, sizeof value.comm));
   switch (value.role) {
