@@ -5,12 +5,15 @@
 // (liblens/flow/) drains the map periodically; nothing per segment crosses
 // into userspace.
 //
-// Programs are raw tracepoints on sock/inet_sock_set_state,
+// Programs are BTF-typed raw tracepoints (tp_btf) on sock/inet_sock_set_state,
 // sock/sock_send_length, sock/sock_recv_length, tcp/tcp_retransmit_skb and
-// (optionally) tcp/tcp_probe; struct sock is read with CO-RE. The kprobe
-// variants at the end are for kernels older than 6.3, which lack
+// (optionally) tcp/tcp_probe; struct sock is read with CO-RE, and each
+// socket's flow key lives in the socket itself (socket-local storage), so a
+// read or write costs one hash lookup (the flow's). The kprobe variants at
+// the end are for kernels older than 6.3, which lack
 // sock/sock_{send,recv}_length; they are not loaded unless the loader turns
-// them on ("?" in the section name: autoload off).
+// them on ("?" in the section name: autoload off), and find the key through
+// a hash keyed by the socket's address instead.
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -37,13 +40,18 @@ char LICENSE[] SEC("license") = "GPL";
 // Set by the loader before load.
 const volatile __u32 flow_map_entries_hint = 0;  // informational
 const volatile __u8 emit_events = 1;
-// tcp_probe fires for every received segment; srtt is a smoothed value, so
-// one sample per socket per millisecond describes it as well as all of them
-// at a fraction of the cost.
-const volatile __u64 rtt_sample_ns = 1000000;
+// srtt is a smoothed value: one sample per socket per kernel tick (1 to 10
+// ms by CONFIG_HZ) describes it as well as one per segment or per read, at
+// a fraction of the cost. Ticks, not bpf_ktime_get_ns(): jiffies is a plain
+// load, the clock a paravirtual read on every event (the coarse clock is
+// not offered to tracing programs).
+const volatile __u64 rtt_sample_jiffies = 1;
 // 0: srtt is sampled when the application reads or writes (no per-segment
 // program at all); 1: from tcp_probe, for every received segment.
 const volatile __u8 rtt_per_segment = 0;
+// 1: bytes come from the kprobe variants, which cannot use socket-local
+// storage: keys are also kept in `sock_keys`.
+const volatile __u8 kprobe_bytes = 0;
 
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -52,32 +60,32 @@ struct {
   __type(value, struct lens_flow_value);
 } flows SEC(".maps");
 
-// connect() in progress: the socket's owner, recorded in process context at
-// SYN_SENT (when the source port is not chosen yet) and used at ESTABLISHED.
-struct connect_owner {
-  __u32 pid;
-  char comm[LENS_FLOW_COMM_LEN];
-};
-
-struct {
-  __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, 16384);
-  __type(key, __u64);  // struct sock *
-  __type(value, struct connect_owner);
-} connecting SEC(".maps");
-
-// The flow key of each live socket, so the per-segment and per-syscall
-// programs do one (inlined) hash lookup instead of eight kernel reads.
-// Written when a socket is first seen or established, removed at TCP_CLOSE,
-// so a recycled struct sock never inherits a stale key.
+// What the probe keeps in each socket (socket-local storage, freed with the
+// socket): its flow key once known, when srtt may be sampled next, and the
+// process that called connect() (recorded at SYN_SENT, in process context,
+// before the source port is chosen; used at ESTABLISHED).
 struct sock_entry {
   struct lens_flow_key key;
-  __u64 next_rtt_ns;  // srtt is sampled at most once per rtt_sample_ns
+  __u64 next_rtt_jiffies;  // srtt is sampled at most once per tick
+  __u32 owner_pid;
+  __u8 has_key;
+  __u8 pad[3];
+  char owner_comm[LENS_FLOW_COMM_LEN];
 };
 
 struct {
+  __uint(type, BPF_MAP_TYPE_SK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct sock_entry);
+} socks SEC(".maps");
+
+// The kprobe variants' way to the key (kprobe_bytes only): socket address
+// -> entry, written at ESTABLISHED and removed at TCP_CLOSE, so a recycled
+// struct sock never inherits a stale key.
+struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, 65536);  // resized with `flows`
+  __uint(max_entries, 65536);  // the loader sizes it with `flows`, or 1
   __type(key, __u64);          // struct sock *
   __type(value, struct sock_entry);
 } sock_keys SEC(".maps");
@@ -142,16 +150,33 @@ static __always_inline bool is_tcp_ip(const struct sock *sk) {
   return BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) == IPPROTO_TCP;
 }
 
-// The socket's cache entry, or `scratch` filled and cached (a fresh entry
-// lives on the caller's stack until the next event finds it in the map).
-// NULL for sockets other than TCP over IPv4/IPv6.
-static __always_inline struct sock_entry *cached_entry(
+// The socket's entry with its key, created (key computed) the first time a
+// socket that predates the probes shows up. NULL for sockets other than TCP
+// over IPv4/IPv6. tp_btf programs only: `sk` must be a BTF pointer.
+static __always_inline struct sock_entry *socket_entry(const struct sock *sk) {
+  struct sock_entry *e = bpf_sk_storage_get(&socks, (void *)sk, 0, 0);
+  if (e && e->has_key) return e;
+  if (!is_tcp_ip(sk)) return 0;
+  if (!e) {
+    e = bpf_sk_storage_get(&socks, (void *)sk, 0,
+                           BPF_SK_STORAGE_GET_F_CREATE);
+    if (!e) return 0;
+  }
+  if (!flow_key_of(sk, &e->key)) return 0;
+  e->has_key = 1;
+  return e;
+}
+
+// The kprobe variants' entry: from `sock_keys`, or `scratch` filled and
+// cached (a fresh entry lives on the caller's stack until the next event
+// finds it in the map).
+static __always_inline struct sock_entry *hashed_entry(
     const struct sock *sk, struct sock_entry *scratch) {
   __u64 skp = (__u64)sk;
   struct sock_entry *e = bpf_map_lookup_elem(&sock_keys, &skp);
   if (e) return e;
   if (!is_tcp_ip(sk) || !flow_key_of(sk, &scratch->key)) return 0;
-  scratch->next_rtt_ns = 0;
+  scratch->has_key = 1;
   bpf_map_update_elem(&sock_keys, &skp, scratch, BPF_ANY);
   return scratch;
 }
@@ -214,59 +239,62 @@ static __always_inline void on_state(const struct sock *sk, int oldstate,
   __u64 skp = (__u64)sk;
   if (newstate == TCP_SYN_SENT) {
     // Process context (connect()): remember who connects.
-    struct connect_owner owner = {};
-    owner.pid = bpf_get_current_pid_tgid() >> 32;
-    bpf_get_current_comm(owner.comm, sizeof(owner.comm));
-    bpf_map_update_elem(&connecting, &skp, &owner, BPF_ANY);
+    struct sock_entry *e = bpf_sk_storage_get(&socks, (void *)sk, 0,
+                                              BPF_SK_STORAGE_GET_F_CREATE);
+    if (!e) return;
+    e->owner_pid = bpf_get_current_pid_tgid() >> 32;
+    bpf_get_current_comm(e->owner_comm, sizeof(e->owner_comm));
     return;
   }
-  struct sock_entry entry = {};
-  struct lens_flow_key key = {};
   if (newstate == TCP_ESTABLISHED &&
       (oldstate == TCP_SYN_SENT || oldstate == TCP_SYN_RECV)) {
-    if (!flow_key_of(sk, &entry.key)) return;
+    struct sock_entry *e = bpf_sk_storage_get(&socks, (void *)sk, 0,
+                                              BPF_SK_STORAGE_GET_F_CREATE);
+    if (!e || !flow_key_of(sk, &e->key)) return;
     // A new connection never adds to an older one's entry: take the first
     // generation of this tuple not in the table (the last one if all are).
     for (__u16 g = 0; g < LENS_FLOW_GENERATIONS; ++g) {
-      entry.key.generation = g;
-      if (!bpf_map_lookup_elem(&flows, &entry.key)) break;
+      e->key.generation = g;
+      if (!bpf_map_lookup_elem(&flows, &e->key)) break;
     }
-    bpf_map_update_elem(&sock_keys, &skp, &entry, BPF_ANY);
-    key = entry.key;
-    struct lens_flow_value *v = flow_get_or_create(&key);
+    e->has_key = 1;
+    e->next_rtt_jiffies = 0;
+    if (kprobe_bytes) bpf_map_update_elem(&sock_keys, &skp, e, BPF_ANY);
+    struct lens_flow_value *v = flow_get_or_create(&e->key);
     if (!v) return;
     v->open_ns = bpf_ktime_get_ns();
     if (oldstate == TCP_SYN_SENT) {
       v->role = LENS_FLOW_ROLE_ACTIVE;
       count(LENS_FLOW_STAT_ACTIVE_OPENS);
-      struct connect_owner *owner = bpf_map_lookup_elem(&connecting, &skp);
-      if (owner) {
-        v->pid = owner->pid;
-        __builtin_memcpy(v->comm, owner->comm, sizeof(v->comm));
-        bpf_map_delete_elem(&connecting, &skp);
+      if (e->owner_pid) {
+        v->pid = e->owner_pid;
+        __builtin_memcpy(v->comm, e->owner_comm, sizeof(v->comm));
       }
     } else {
       // Softirq context: the owner is whoever first reads or writes.
       v->role = LENS_FLOW_ROLE_PASSIVE;
       count(LENS_FLOW_STAT_PASSIVE_OPENS);
     }
-    emit(&key, v, LENS_FLOW_EVENT_OPEN);
+    emit(&e->key, v, LENS_FLOW_EVENT_OPEN);
     return;
   }
   if (newstate != TCP_CLOSE) return;
   if (oldstate == TCP_SYN_SENT) {
-    bpf_map_delete_elem(&connecting, &skp);
+    bpf_sk_storage_delete(&socks, (void *)sk);
     count(LENS_FLOW_STAT_CONNECT_FAILED);
     return;
   }
   if (oldstate == TCP_LISTEN) return;
-  const struct sock_entry *cached = bpf_map_lookup_elem(&sock_keys, &skp);
-  if (cached) {
-    key = cached->key;
-    bpf_map_delete_elem(&sock_keys, &skp);
+  struct lens_flow_key key = {};
+  struct sock_entry *e = bpf_sk_storage_get(&socks, (void *)sk, 0, 0);
+  if (e && e->has_key) {
+    key = e->key;
   } else if (!flow_key_of(sk, &key)) {
     return;
   }
+  // A socket can connect again after a close: it starts without a key.
+  if (e) bpf_sk_storage_delete(&socks, (void *)sk);
+  if (kprobe_bytes) bpf_map_delete_elem(&sock_keys, &skp);
   struct lens_flow_value *v = bpf_map_lookup_elem(&flows, &key);
   if (!v) return;  // no traffic seen: nothing to account
   read_segments(sk, v);
@@ -280,12 +308,10 @@ static __always_inline void sample_rtt(const struct sock *sk,
                                        struct sock_entry *e,
                                        struct lens_flow_value *v);
 
-static __always_inline void on_bytes(const struct sock *sk, int bytes,
-                                     bool sent) {
-  if (bytes <= 0) return;
-  struct sock_entry scratch = {};
-  struct sock_entry *e = cached_entry(sk, &scratch);
-  if (!e) return;
+// `e`: the socket's entry (socket_entry or hashed_entry).
+static __always_inline void add_bytes(const struct sock *sk,
+                                      struct sock_entry *e, int bytes,
+                                      bool sent) {
   struct lens_flow_value *v = flow_get_or_create(&e->key);
   if (!v) return;
   if (sent) {
@@ -313,14 +339,14 @@ static __always_inline __u32 log2_u32(__u32 v) {
   return r;
 }
 
-// One srtt sample (at most one per socket per rtt_sample_ns), and the
+// One srtt sample (at most one per socket per rtt_sample_jiffies), and the
 // segment counters with it.
 static __always_inline void sample_rtt(const struct sock *sk,
                                        struct sock_entry *e,
                                        struct lens_flow_value *v) {
-  __u64 now = bpf_ktime_get_ns();
-  if (now < e->next_rtt_ns) return;
-  e->next_rtt_ns = now + rtt_sample_ns;
+  __u64 now = bpf_jiffies64();
+  if (now < e->next_rtt_jiffies) return;
+  e->next_rtt_jiffies = now + rtt_sample_jiffies;
   read_segments(sk, v);
   const struct tcp_sock *tp = (const struct tcp_sock *)sk;
   __u32 srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;  // the kernel keeps it <<3
@@ -338,26 +364,25 @@ static __always_inline void sample_rtt(const struct sock *sk,
 // tcp_probe (per received segment): only sockets already known; a segment
 // alone neither computes a key nor creates an entry.
 static __always_inline void on_segment(const struct sock *sk) {
-  __u64 skp = (__u64)sk;
-  struct sock_entry *e = bpf_map_lookup_elem(&sock_keys, &skp);
-  if (!e) return;
+  struct sock_entry *e = bpf_sk_storage_get(&socks, (void *)sk, 0, 0);
+  if (!e || !e->has_key) return;
   struct lens_flow_value *v = bpf_map_lookup_elem(&flows, &e->key);
   if (v) sample_rtt(sk, e, v);
 }
 
 static __always_inline void on_retransmit(const struct sock *sk) {
-  struct sock_entry scratch = {};
-  struct sock_entry *e = cached_entry(sk, &scratch);
+  struct sock_entry *e = socket_entry(sk);
   if (!e) return;
   struct lens_flow_value *v = bpf_map_lookup_elem(&flows, &e->key);
   if (v) __sync_fetch_and_add(&v->retransmits, 1);
 }
 
-// Every program is a raw tracepoint: the tracepoints named above, attached
-// by name (no tracefs needed) and handed the kernel's arguments directly,
-// without the trace record a classic tracepoint formats first (for
-// tcp_probe, two socket addresses and a dozen fields per segment).
-SEC("raw_tp/inet_sock_set_state")
+// Every program is a BTF-typed raw tracepoint: attached by name (no tracefs
+// needed) and handed the kernel's arguments directly, without the trace
+// record a classic tracepoint formats first (for tcp_probe, two socket
+// addresses and a dozen fields per segment); the typed socket pointer is
+// what socket-local storage needs.
+SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(lens_inet_sock_set_state, const struct sock *sk, int oldstate,
              int newstate) {
   if (!is_tcp_ip(sk)) return 0;  // also fires for SCTP, DCCP, MPTCP
@@ -365,26 +390,29 @@ int BPF_PROG(lens_inet_sock_set_state, const struct sock *sk, int oldstate,
   return 0;
 }
 
-SEC("raw_tp/sock_send_length")
+SEC("tp_btf/sock_send_length")
 int BPF_PROG(lens_sock_send_length, struct sock *sk, int ret, int flags) {
-  on_bytes(sk, ret, true);  // non-TCP sockets end at the key cache miss
+  if (ret <= 0) return 0;
+  struct sock_entry *e = socket_entry(sk);  // NULL for UDP, unix, ...
+  if (e) add_bytes(sk, e, ret, true);
   return 0;
 }
 
-SEC("raw_tp/sock_recv_length")
+SEC("tp_btf/sock_recv_length")
 int BPF_PROG(lens_sock_recv_length, struct sock *sk, int ret, int flags) {
-  if (flags & MSG_PEEK) return 0;
-  on_bytes(sk, ret, false);
+  if (ret <= 0 || (flags & MSG_PEEK)) return 0;
+  struct sock_entry *e = socket_entry(sk);
+  if (e) add_bytes(sk, e, ret, false);
   return 0;
 }
 
-SEC("raw_tp/tcp_probe")
+SEC("tp_btf/tcp_probe")
 int BPF_PROG(lens_tcp_probe, struct sock *sk, const struct sk_buff *skb) {
   on_segment(sk);
   return 0;
 }
 
-SEC("raw_tp/tcp_retransmit_skb")
+SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(lens_tcp_retransmit_skb, const struct sock *sk,
              const struct sk_buff *skb) {
   on_retransmit(sk);
@@ -398,12 +426,18 @@ int BPF_PROG(lens_tcp_retransmit_skb, const struct sock *sk,
 SEC("?kprobe/tcp_sendmsg")
 int BPF_KPROBE(lens_kprobe_tcp_sendmsg, struct sock *sk, void *msg,
                size_t size) {
-  on_bytes(sk, (int)size, true);
+  if ((int)size <= 0) return 0;
+  struct sock_entry scratch = {};
+  struct sock_entry *e = hashed_entry(sk, &scratch);
+  if (e) add_bytes(sk, e, (int)size, true);
   return 0;
 }
 
 SEC("?kprobe/tcp_cleanup_rbuf")
 int BPF_KPROBE(lens_kprobe_tcp_cleanup_rbuf, struct sock *sk, int copied) {
-  on_bytes(sk, copied, false);
+  if (copied <= 0) return 0;
+  struct sock_entry scratch = {};
+  struct sock_entry *e = hashed_entry(sk, &scratch);
+  if (e) add_bytes(sk, e, copied, false);
   return 0;
 }

@@ -32,6 +32,7 @@ struct NetflowFlags {
       tls_key, procfs_root, log_level;
   std::optional<double> interval_seconds;
   std::optional<int> top_remote, max_flows;
+  std::optional<double> bpf_stats_window_seconds, bpf_stats_period_seconds;
   bool compat_names = false;
 
   void Register(CLI::App& app) {
@@ -56,6 +57,14 @@ struct NetflowFlags {
                    "capacity of the in-kernel flow table in sockets "
                    "(default 65536)")
         ->check(CLI::Range(1024, 4 << 20));
+    app.add_option("--bpf-stats-window", bpf_stats_window_seconds,
+                   "seconds of every --bpf-stats-period the kernel's "
+                   "host-wide BPF statistics are on to measure the probe's "
+                   "cost (default 1; 0: never)")
+        ->check(CLI::Range(0.0, 86400.0));
+    app.add_option("--bpf-stats-period", bpf_stats_period_seconds,
+                   "seconds (default 20); equal to the window: always on")
+        ->check(CLI::Range(0.001, 86400.0));
     app.add_flag("--compat-names", compat_names,
                  "also export the original platform's metric names "
                  "(primus_lens_network_*)");
@@ -84,6 +93,15 @@ struct NetflowFlags {
     }
     if (top_remote) n.top_remote = *top_remote;
     if (max_flows) n.max_flows = *max_flows;
+    auto ms = [](double seconds) {
+      return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+    };
+    if (bpf_stats_window_seconds) {
+      n.bpf_stats_window = ms(*bpf_stats_window_seconds);
+    }
+    if (bpf_stats_period_seconds) {
+      n.bpf_stats_period = ms(*bpf_stats_period_seconds);
+    }
     if (procfs_root) n.procfs_root = *procfs_root;
     if (bearer_token_file) n.bearer_token_file = *bearer_token_file;
     if (tls_cert) n.tls_cert_file = *tls_cert;
@@ -111,6 +129,9 @@ struct NetflowFlags {
       o.monitor.policy = std::move(*p);
     }
     o.probe.max_flows = static_cast<uint32_t>(n.max_flows);
+    o.probe.kernel_stats = n.bpf_stats_window.count() > 0;
+    o.probe.kernel_stats_window = n.bpf_stats_window;
+    o.probe.kernel_stats_period = n.bpf_stats_period;
     o.monitor.drain_interval = n.interval;
     o.monitor.top_remote = static_cast<size_t>(n.top_remote);
     o.monitor.compat_metrics = c.metrics.compat_names;

@@ -136,6 +136,12 @@ struct LENS_EXPORT NetflowOptions {
   int top_remote = 20;
   // `maxFlows`: capacity of the in-kernel flow table (1024..4194304).
   int max_flows = 65536;
+  // `bpfStatsWindow` of every `bpfStatsPeriod`: when the kernel's host-wide
+  // BPF run-time statistics are on to measure the probe's own cost
+  // (FlowProbeOptions::kernel_stats_window); window 0: never;
+  // window == period: always.
+  std::chrono::milliseconds bpf_stats_window{1000};
+  std::chrono::milliseconds bpf_stats_period{20000};
   // `procfsRoot`: host /proc (listening sockets, process cgroups).
   std::string procfs_root = "/proc";
   // `bearerTokenFile`, `tlsCertFile`, `tlsKeyFile`: as nodeExporter's.

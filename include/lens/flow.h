@@ -112,15 +112,24 @@ struct LENS_EXPORT FlowProbeOptions {
   // sockets whose application is idle); that program runs per segment and
   // costs ~5% of loopback throughput here (docs/performance.md).
   bool rtt_per_segment = false;
-  // Turn on the kernel's BPF run-time statistics (kernel.bpf_stats_enabled,
-  // held through a BPF_ENABLE_STATS fd for the probe's lifetime) so Stats()
-  // reports per-program run time. Costs ~20 ns per program run.
+  // Measure per-program run time with the kernel's BPF statistics
+  // (kernel.bpf_stats_enabled, held through a BPF_ENABLE_STATS fd). That
+  // switch is host-wide: while it is on, every BPF program on the host pays
+  // two clock reads per run (with ours attached, ~5% of loopback throughput
+  // here). So it is on only for `kernel_stats_window` out of every
+  // `kernel_stats_period`, the first window opening one period minus one
+  // window after Open; Stats() reports what the windows measured and their
+  // total length. window == period: on for the probe's whole life.
   bool kernel_stats = true;
+  std::chrono::milliseconds kernel_stats_window{1000};
+  std::chrono::milliseconds kernel_stats_period{20000};
 };
 
 struct LENS_EXPORT FlowProgramStats {
   std::string name;  // e.g. "sock/sock_send_length"
   bool attached = false;
+  // Runs and time in the program while the statistics were on (see
+  // FlowProbeStats::kernel_stats_sampled_ns).
   uint64_t run_count = 0;
   uint64_t run_time_ns = 0;
 };
@@ -143,6 +152,9 @@ struct LENS_EXPORT FlowProbeStats {
   uint64_t drains = 0;
   uint32_t map_entries = 0;  // at the last drain
   uint32_t map_capacity = 0;
+  // How long the kernel's BPF statistics were on (FlowProbeOptions); a
+  // program's run_time_ns / this = the CPUs it used meanwhile.
+  uint64_t kernel_stats_sampled_ns = 0;
 };
 
 // The eBPF probe: loads bpf/tcp_flow.bpf.c, attaches it, and turns the

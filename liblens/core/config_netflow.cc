@@ -22,12 +22,13 @@ Status DecodeBounded(const Ctx& ctx, const YAML::Node& v,
   return OkStatus();
 }
 
-Status DecodeInterval(const Ctx& ctx, const YAML::Node& v,
+template <std::chrono::milliseconds F::*field>
+Status DecodeDuration(const Ctx& ctx, const YAML::Node& v,
                       const std::string& path, F* out) {
   LENS_ASSIGN_OR_RETURN(std::string text, Scalar(ctx, v, path, "a duration"));
   StatusOr<std::chrono::milliseconds> d = ParseDuration(text);
   if (!d.ok()) return ctx.Error(v, path, d.status().message());
-  out->interval = *d;
+  out->*field = *d;
   return OkStatus();
 }
 
@@ -41,7 +42,9 @@ Status DecodeListen(const Ctx& ctx, const YAML::Node& v,
 
 constexpr FieldRule<F> kRules[] = {
     {"listenAddress", DecodeListen},
-    {"interval", DecodeInterval},
+    {"interval", DecodeDuration<&F::interval>},
+    {"bpfStatsWindow", DecodeDuration<&F::bpf_stats_window>},
+    {"bpfStatsPeriod", DecodeDuration<&F::bpf_stats_period>},
     {"policyFile", DecodeString<&F::policy_file>},
     {"topRemote", DecodeBounded<&F::top_remote, 0, 1000>},
     {"maxFlows", DecodeBounded<&F::max_flows, 1024, 4 << 20>},
@@ -73,6 +76,13 @@ Status NetflowOptions::Validate() const {
   }
   if (max_flows < 1024 || max_flows > (4 << 20)) {
     return InvalidArgumentError("maxFlows: must be in 1024..4194304");
+  }
+  if (bpf_stats_window.count() < 0 || bpf_stats_period < bpf_stats_window ||
+      bpf_stats_period <= std::chrono::milliseconds(0)) {
+    return InvalidArgumentError(
+        "bpfStatsWindow: must be between 0 and bpfStatsPeriod (" +
+        std::to_string(bpf_stats_window.count()) + "ms of " +
+        std::to_string(bpf_stats_period.count()) + "ms)");
   }
   if (procfs_root.empty()) return InvalidArgumentError("procfsRoot: empty");
   if (tls_cert_file.empty() != tls_key_file.empty()) {

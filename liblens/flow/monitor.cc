@@ -138,13 +138,20 @@ void FlowMonitorImpl::RenderProbe(std::string* out) const {
     s = probe_->Stats();
   }
   agent::MetricWriter w(out);
+  w.Family("lens_netflow_bpf_stats_sampled_seconds_total",
+           "Time the kernel's BPF run-time statistics were on (sampled "
+           "windows); the program counters below cover only this time.",
+           "counter");
+  w.Sample({}, static_cast<double>(s.kernel_stats_sampled_ns) / 1e9);
   w.Family("lens_netflow_bpf_program_runs_total",
-           "Runs of each eBPF program (kernel BPF stats).", "counter");
+           "Runs of each eBPF program while BPF statistics were on.",
+           "counter");
   for (const auto& p : s.programs) {
     w.Sample({{"program", p.name}}, static_cast<double>(p.run_count));
   }
   w.Family("lens_netflow_bpf_program_run_seconds_total",
-           "CPU time spent in each eBPF program.", "counter");
+           "CPU time in each eBPF program while BPF statistics were on.",
+           "counter");
   for (const auto& p : s.programs) {
     w.Sample({{"program", p.name}}, static_cast<double>(p.run_time_ns) / 1e9);
   }

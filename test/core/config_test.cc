@@ -242,10 +242,13 @@ TEST(ConfigTest, NetflowSectionWithDefaultsAndLimits) {
   EXPECT_EQ(defaults->netflow.interval, std::chrono::seconds(5));
   EXPECT_EQ(defaults->netflow.top_remote, 20);
   EXPECT_EQ(defaults->netflow.max_flows, 65536);
+  EXPECT_EQ(defaults->netflow.bpf_stats_window, std::chrono::seconds(1));
+  EXPECT_EQ(defaults->netflow.bpf_stats_period, std::chrono::seconds(20));
   auto config = ParseConfig(
       "netflow:\n  listenAddress: 127.0.0.1:9990\n  interval: 2s\n"
       "  policyFile: /etc/lens/policy.yaml\n  topRemote: 5\n"
-      "  maxFlows: 131072\n  bearerTokenFile: /etc/lens/token\n",
+      "  maxFlows: 131072\n  bearerTokenFile: /etc/lens/token\n"
+      "  bpfStatsWindow: 2s\n  bpfStatsPeriod: 1m\n",
       "inline", WithEnv({{"LENS_NETFLOW_INTERVAL", "500ms"}}));
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->netflow.listen_address, "127.0.0.1:9990");
@@ -254,6 +257,13 @@ TEST(ConfigTest, NetflowSectionWithDefaultsAndLimits) {
   EXPECT_EQ(config->netflow.top_remote, 5);
   EXPECT_EQ(config->netflow.max_flows, 131072);
   EXPECT_EQ(config->netflow.bearer_token_file, "/etc/lens/token");
+  EXPECT_EQ(config->netflow.bpf_stats_window, std::chrono::seconds(2));
+  EXPECT_EQ(config->netflow.bpf_stats_period, std::chrono::minutes(1));
+  EXPECT_NE(LoadError("netflow:\n  bpfStatsWindow: 30s\n")
+                .find("netflow: bpfStatsWindow: must be between 0 and "
+                      "bpfStatsPeriod (30000ms of 20000ms)"),
+            std::string::npos)
+      << LoadError("netflow:\n  bpfStatsWindow: 30s\n");
   EXPECT_EQ(LoadError("netflow:\n  topRemote: 5000\n"),
             "F:2:14: netflow.topRemote: must be in 0..1000, got 5000");
   EXPECT_EQ(LoadError("netflow:\n  maxFlows: 10\n"),

@@ -49,7 +49,9 @@ class NetflowDaemonTest : public ::testing::Test {
       std::freopen(log.c_str(), "w", stderr);
       ::execl(LENS_NETFLOW_BIN, "lens-netflow", "--listen", listen.c_str(),
               "--interval", "0.2", "--policy", (dir_ + "/policy.yaml").c_str(),
-              "--bearer-token-file", (dir_ + "/token").c_str(), (char*)nullptr);
+              "--bearer-token-file", (dir_ + "/token").c_str(),
+              "--bpf-stats-window", "1", "--bpf-stats-period", "1",
+              (char*)nullptr);
       ::_exit(127);
     }
     client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);

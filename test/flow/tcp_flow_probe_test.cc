@@ -208,6 +208,11 @@ TEST_F(TcpFlowProbeTest, ConnectionsReusingATupleStayApart) {
 }
 
 TEST_F(TcpFlowProbeTest, ReportsItsOwnCost) {
+  FlowProbeOptions options;  // statistics on for the probe's whole life
+  options.kernel_stats_window = options.kernel_stats_period;
+  auto probe = FlowProbe::Open(options);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  probe_ = std::move(*probe);
   test::LoopbackTraffic traffic("ipv4");
   ASSERT_TRUE(traffic.ok()) << traffic.error();
   ASSERT_TRUE(traffic.Run(5, 10'000, 10'000)) << traffic.error();
@@ -228,11 +233,61 @@ TEST_F(TcpFlowProbeTest, ReportsItsOwnCost) {
   }
   EXPECT_EQ(by_name.count("kprobe/tcp_sendmsg"), 0u);  // not loaded here
   EXPECT_EQ(by_name.count("tcp/tcp_probe"), 0u);       // rtt_per_segment off
+  EXPECT_GT(stats.kernel_stats_sampled_ns, 0u);
+}
+
+// The host-wide BPF statistics are on only in windows: traffic outside them
+// is not counted, traffic inside is, and the windows' length is reported.
+TEST_F(TcpFlowProbeTest, KernelStatisticsOnlyInWindows) {
+  FlowProbeOptions options;
+  options.kernel_stats_window = std::chrono::milliseconds(400);
+  options.kernel_stats_period = std::chrono::milliseconds(1400);
+  const auto opened = std::chrono::steady_clock::now();
+  auto probe = FlowProbe::Open(options);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  probe_ = std::move(*probe);
+  auto send_runs = [&] {
+    for (const auto& p : probe_->Stats().programs) {
+      if (p.name == "sock/sock_send_length") return p.run_count;
+    }
+    return uint64_t{0};
+  };
+  // The first window opens 1 s after Open: nothing is measured before.
+  test::LoopbackTraffic traffic("ipv4");
+  ASSERT_TRUE(traffic.ok()) << traffic.error();
+  ASSERT_TRUE(traffic.Run(20, 1000, 1000)) << traffic.error();
+  if (std::chrono::steady_clock::now() - opened <
+      std::chrono::milliseconds(900)) {
+    EXPECT_EQ(send_runs(), 0u);
+    EXPECT_EQ(probe_->Stats().kernel_stats_sampled_ns, 0u);
+  }
+  // Inside the first window (1.0 .. 1.4 s).
+  std::this_thread::sleep_until(opened + std::chrono::milliseconds(1100));
+  ASSERT_TRUE(traffic.Run(20, 1000, 1000)) << traffic.error();
+  EXPECT_GE(send_runs(), 20u);
+  // After it closed: the window's length, not more.
+  std::this_thread::sleep_until(opened + std::chrono::milliseconds(2000));
+  const FlowProbeStats stats = probe_->Stats();
+  EXPECT_GE(stats.kernel_stats_sampled_ns, 350'000'000u);
+  EXPECT_LE(stats.kernel_stats_sampled_ns, 600'000'000u);
+}
+
+TEST(FlowProbeOptionsTest, RejectsAWindowLongerThanItsPeriod) {
+  FlowProbeOptions options;
+  options.kernel_stats_window = std::chrono::seconds(30);
+  auto probe = FlowProbe::Open(options);
+  if (probe.status().code() == StatusCode::kUnimplemented) {
+    GTEST_SKIP() << probe.status();
+  }
+  EXPECT_EQ(probe.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(probe.status().message().find("kernel_stats_window"),
+            std::string::npos);
 }
 
 TEST_F(TcpFlowProbeTest, RttPerSegmentFromTcpProbe) {
   FlowProbeOptions options;
   options.rtt_per_segment = true;
+  options.kernel_stats_window = options.kernel_stats_period;  // run counts
   auto probe = FlowProbe::Open(options);
   ASSERT_TRUE(probe.ok()) << probe.status();
   probe_ = std::move(*probe);

@@ -1,6 +1,7 @@
 // FlowProbe on libbpf: owns the tcp_flow skeleton (programs, maps, links),
-// the ring buffer and the BPF stats fd; turns the kernel's running totals
-// into per-drain deltas. The only file that includes libbpf's headers.
+// the ring buffer and the sampled BPF run-time statistics; turns the
+// kernel's running totals into per-drain deltas. The only file that includes
+// libbpf's headers.
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -9,8 +10,10 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -101,6 +104,12 @@ class TcpFlowProbe final : public FlowProbe {
  public:
   ~TcpFlowProbe() override {
     stop_.store(true);
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      stats_stopping_ = true;
+    }
+    stats_cv_.notify_all();
+    if (sampler_.joinable()) sampler_.join();
     if (reader_.joinable()) reader_.join();
     if (ring_) ring_buffer__free(ring_);
     if (skel_) tcp_flow_bpf__destroy(skel_);  // detaches every link
@@ -118,6 +127,19 @@ class TcpFlowProbe final : public FlowProbe {
                 const lens_flow_value* prev, std::vector<TcpFlow>* out);
   std::vector<uint64_t> KernelCounters() const;
 
+  // Kernel BPF run-time statistics in windows (FlowProbeOptions): the
+  // sampler thread turns them on for `window` out of every `period` and
+  // keeps what the programs' counters moved while they were on.
+  struct Runs {
+    uint64_t count = 0;
+    uint64_t time_ns = 0;
+  };
+  std::vector<Runs> ReadRuns() const;
+  void SampleStats(std::chrono::milliseconds window,
+                   std::chrono::milliseconds period);
+  bool OpenStatsWindow();   // stats_mu_ held
+  void CloseStatsWindow();  // stats_mu_ held
+
   // Reads the event ring buffer continuously (the only thread touching
   // ring_ after Load), so a burst of connections between drains is not
   // dropped.
@@ -128,7 +150,15 @@ class TcpFlowProbe final : public FlowProbe {
   std::thread reader_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> events_received_{0};
-  int stats_fd_ = -1;
+  std::thread sampler_;
+  mutable std::mutex stats_mu_;
+  std::condition_variable stats_cv_;
+  bool stats_stopping_ = false;  // guarded by stats_mu_
+  int stats_fd_ = -1;            // an open window; guarded by stats_mu_
+  std::chrono::steady_clock::time_point window_open_;
+  std::vector<Runs> window_base_;  // counters when the window opened
+  std::vector<Runs> sampled_ = std::vector<Runs>(std::size(kPrograms));
+  uint64_t sampled_ns_ = 0;  // closed windows' length
   std::string byte_source_;
   std::vector<bool> attached_ = std::vector<bool>(std::size(kPrograms));
   uint32_t capacity_ = 0;
@@ -149,12 +179,14 @@ Status TcpFlowProbe::Load(const FlowProbeOptions& options,
   }
   capacity_ = options.max_flows;
   bpf_map__set_max_entries(skel_->maps.flows, options.max_flows);
-  bpf_map__set_max_entries(skel_->maps.sock_keys, options.max_flows);
   bpf_map__set_max_entries(skel_->maps.events, options.ring_buffer_bytes);
   // Bytes from the tracepoints where the kernel has them (6.3+), else from
-  // the kprobe variants.
+  // the kprobe variants, which find keys through `sock_keys` (unused, and
+  // kept at one entry, otherwise).
   const bool tp = kernel.send_recv_tracepoints;
   byte_source_ = tp ? "tracepoint" : "kprobe";
+  skel_->rodata->kprobe_bytes = tp ? 0 : 1;
+  bpf_map__set_max_entries(skel_->maps.sock_keys, tp ? 1 : options.max_flows);
   bpf_program__set_autoload(skel_->progs.lens_sock_send_length, tp);
   bpf_program__set_autoload(skel_->progs.lens_sock_recv_length, tp);
   bpf_program__set_autoload(skel_->progs.lens_kprobe_tcp_sendmsg, !tp);
@@ -199,13 +231,73 @@ Status TcpFlowProbe::Load(const FlowProbeOptions& options,
   }
   reader_ = std::thread([this] { ReadEvents(); });
   if (options.kernel_stats) {
-    stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
-    if (stats_fd_ < 0) {
-      LENS_LOG(WARN).Field("error", Errno(errno))
-          << "BPF run-time statistics unavailable; program cost not reported";
-    }
+    sampler_ =
+        std::thread([this, w = options.kernel_stats_window,
+                     p = options.kernel_stats_period] { SampleStats(w, p); });
   }
   return OkStatus();
+}
+
+std::vector<TcpFlowProbe::Runs> TcpFlowProbe::ReadRuns() const {
+  std::vector<Runs> runs(std::size(kPrograms));
+  for (size_t i = 0; i < std::size(kPrograms); ++i) {
+    bpf_program* prog = kPrograms[i].get(skel_).prog;
+    if (!bpf_program__autoload(prog)) continue;
+    bpf_prog_info info{};
+    uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0) {
+      runs[i] = {info.run_cnt, info.run_time_ns};
+    }
+  }
+  return runs;
+}
+
+bool TcpFlowProbe::OpenStatsWindow() {
+  stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
+  if (stats_fd_ < 0) {
+    LENS_LOG(WARN).Field("error", Errno(errno))
+        << "BPF run-time statistics unavailable (needs CAP_SYS_ADMIN); "
+           "program cost not reported";
+    return false;
+  }
+  window_base_ = ReadRuns();
+  window_open_ = std::chrono::steady_clock::now();
+  return true;
+}
+
+void TcpFlowProbe::CloseStatsWindow() {
+  if (stats_fd_ < 0) return;
+  std::vector<Runs> now = ReadRuns();
+  for (size_t i = 0; i < now.size(); ++i) {
+    // Counters only grow; min() guards against a program reloaded under us.
+    sampled_[i].count +=
+        now[i].count - std::min(now[i].count, window_base_[i].count);
+    sampled_[i].time_ns +=
+        now[i].time_ns - std::min(now[i].time_ns, window_base_[i].time_ns);
+  }
+  sampled_ns_ += static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now() - window_open_)
+          .count());
+  ::close(stats_fd_);
+  stats_fd_ = -1;
+}
+
+void TcpFlowProbe::SampleStats(std::chrono::milliseconds window,
+                               std::chrono::milliseconds period) {
+  std::unique_lock<std::mutex> lock(stats_mu_);
+  auto stopping = [this] { return stats_stopping_; };
+  const auto off = period - window;
+  while (!stats_stopping_) {
+    if (off.count() > 0 && stats_cv_.wait_for(lock, off, stopping)) break;
+    if (!OpenStatsWindow()) return;
+    if (off.count() > 0) {
+      stats_cv_.wait_for(lock, window, stopping);
+    } else {
+      stats_cv_.wait(lock, stopping);  // always on
+    }
+    CloseStatsWindow();
+  }
 }
 
 int TcpFlowProbe::OnEvent(void* ctx, void* /*data*/, size_t size) {
@@ -342,18 +434,34 @@ std::vector<uint64_t> TcpFlowProbe::KernelCounters() const {
 FlowProbeStats TcpFlowProbe::Stats() const {
   FlowProbeStats s;
   s.byte_source = byte_source_;
+  std::vector<Runs> runs;
+  {
+    // What closed windows measured, plus the open one so far.
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    runs = sampled_;
+    s.kernel_stats_sampled_ns = sampled_ns_;
+    if (stats_fd_ >= 0) {
+      std::vector<Runs> now = ReadRuns();
+      for (size_t i = 0; i < now.size(); ++i) {
+        runs[i].count +=
+            now[i].count - std::min(now[i].count, window_base_[i].count);
+        runs[i].time_ns +=
+            now[i].time_ns - std::min(now[i].time_ns, window_base_[i].time_ns);
+      }
+      s.kernel_stats_sampled_ns += static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(
+              std::chrono::steady_clock::now() - window_open_)
+              .count());
+    }
+  }
   for (size_t i = 0; i < std::size(kPrograms); ++i) {
     bpf_program* prog = kPrograms[i].get(skel_).prog;
     if (!bpf_program__autoload(prog)) continue;
     FlowProgramStats p;
     p.name = kPrograms[i].label;
     p.attached = attached_[i];
-    bpf_prog_info info{};
-    uint32_t len = sizeof info;
-    if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0) {
-      p.run_count = info.run_cnt;
-      p.run_time_ns = info.run_time_ns;
-    }
+    p.run_count = runs[i].count;
+    p.run_time_ns = runs[i].time_ns;
     s.programs.push_back(std::move(p));
   }
   std::vector<uint64_t> k = KernelCounters();
@@ -378,6 +486,15 @@ StatusOr<std::unique_ptr<FlowProbe>> OpenTcpFlowProbe(
     const FlowProbeOptions& options) {
   if (options.max_flows == 0) {
     return InvalidArgumentError("flow probe: max_flows must be positive");
+  }
+  if (options.kernel_stats &&
+      (options.kernel_stats_window.count() <= 0 ||
+       options.kernel_stats_period < options.kernel_stats_window)) {
+    return InvalidArgumentError(
+        "flow probe: kernel_stats_window must be positive and at most "
+        "kernel_stats_period, got " +
+        std::to_string(options.kernel_stats_window.count()) + " ms of " +
+        std::to_string(options.kernel_stats_period.count()) + " ms");
   }
   const uint32_t rb = options.ring_buffer_bytes;
   if (rb < 4096 || (rb & (rb - 1)) != 0) {
