@@ -61,12 +61,18 @@ struct {
 } flows SEC(".maps");
 
 // What the probe keeps in each socket (socket-local storage, freed with the
-// socket): its flow key once known, when srtt may be sampled next, and the
-// process that called connect() (recorded at SYN_SENT, in process context,
-// before the source port is chosen; used at ESTABLISHED).
+// socket, in the memory the socket's own reads and writes keep warm): its
+// flow key once known; bytes not yet moved into the flow's entry (a read or
+// write adds here, and they move at most once per tick, at the close, and
+// at every userspace drain through lens_fold_pending); when srtt is
+// sampled next; and the owner (the process that called connect(), recorded
+// at SYN_SENT in process context, or the first to read or write).
 struct sock_entry {
   struct lens_flow_key key;
-  __u64 next_rtt_jiffies;  // srtt is sampled at most once per tick
+  __u64 pending_sent;
+  __u64 pending_received;
+  __u64 next_fold_jiffies;  // bytes move (and srtt is sampled) once per tick
+  __u64 next_rtt_jiffies;   // tcp_probe's samples, once per tick
   __u32 owner_pid;
   __u8 has_key;
   __u8 pad[3];
@@ -234,6 +240,23 @@ static __always_inline void emit(const struct lens_flow_key *key,
                                          : BPF_RB_NO_WAKEUP);
 }
 
+// Moves the socket's pending bytes, and its owner, into its flow's entry
+// (created if needed). Exchanges, not reads: a read or write on another CPU
+// meanwhile adds to what stays pending, never to what moved.
+static __always_inline struct lens_flow_value *fold(struct sock_entry *e) {
+  struct lens_flow_value *v = flow_get_or_create(&e->key);
+  if (!v) return 0;
+  __u64 sent = __sync_lock_test_and_set(&e->pending_sent, 0);
+  __u64 received = __sync_lock_test_and_set(&e->pending_received, 0);
+  if (sent) __sync_fetch_and_add(&v->bytes_sent, sent);
+  if (received) __sync_fetch_and_add(&v->bytes_received, received);
+  if (!v->pid && e->owner_pid) {
+    v->pid = e->owner_pid;
+    __builtin_memcpy(v->comm, e->owner_comm, sizeof(v->comm));
+  }
+  return v;
+}
+
 static __always_inline void on_state(const struct sock *sk, int oldstate,
                                      int newstate) {
   __u64 skp = (__u64)sk;
@@ -258,6 +281,9 @@ static __always_inline void on_state(const struct sock *sk, int oldstate,
       if (!bpf_map_lookup_elem(&flows, &e->key)) break;
     }
     e->has_key = 1;
+    e->pending_sent = 0;
+    e->pending_received = 0;
+    e->next_fold_jiffies = 0;
     e->next_rtt_jiffies = 0;
     if (kprobe_bytes) bpf_map_update_elem(&sock_keys, &skp, e, BPF_ANY);
     struct lens_flow_value *v = flow_get_or_create(&e->key);
@@ -286,16 +312,17 @@ static __always_inline void on_state(const struct sock *sk, int oldstate,
   }
   if (oldstate == TCP_LISTEN) return;
   struct lens_flow_key key = {};
+  struct lens_flow_value *v = 0;
   struct sock_entry *e = bpf_sk_storage_get(&socks, (void *)sk, 0, 0);
   if (e && e->has_key) {
     key = e->key;
-  } else if (!flow_key_of(sk, &key)) {
-    return;
+    v = fold(e);  // the last bytes
+  } else if (flow_key_of(sk, &key)) {
+    v = bpf_map_lookup_elem(&flows, &key);
   }
   // A socket can connect again after a close: it starts without a key.
   if (e) bpf_sk_storage_delete(&socks, (void *)sk);
   if (kprobe_bytes) bpf_map_delete_elem(&sock_keys, &skp);
-  struct lens_flow_value *v = bpf_map_lookup_elem(&flows, &key);
   if (!v) return;  // no traffic seen: nothing to account
   read_segments(sk, v);
   v->close_ns = bpf_ktime_get_ns();
@@ -304,14 +331,36 @@ static __always_inline void on_state(const struct sock *sk, int oldstate,
   emit(&key, v, LENS_FLOW_EVENT_CLOSE);
 }
 
-static __always_inline void sample_rtt(const struct sock *sk,
-                                       struct sock_entry *e,
+static __always_inline void record_rtt(const struct sock *sk,
                                        struct lens_flow_value *v);
 
-// `e`: the socket's entry (socket_entry or hashed_entry).
-static __always_inline void add_bytes(const struct sock *sk,
-                                      struct sock_entry *e, int bytes,
-                                      bool sent) {
+// A read or write (tp_btf programs): counted in the socket; once per tick
+// the bytes move to the flow and srtt is sampled.
+static __always_inline void add_pending(const struct sock *sk,
+                                        struct sock_entry *e, int bytes,
+                                        bool sent) {
+  if (sent) {
+    __sync_fetch_and_add(&e->pending_sent, (__u64)bytes);
+  } else {
+    __sync_fetch_and_add(&e->pending_received, (__u64)bytes);
+  }
+  if (!e->owner_pid) {  // reads and writes run in the application's context
+    e->owner_pid = bpf_get_current_pid_tgid() >> 32;
+    bpf_get_current_comm(e->owner_comm, sizeof(e->owner_comm));
+  }
+  __u64 now = bpf_jiffies64();
+  if (now < e->next_fold_jiffies) return;
+  e->next_fold_jiffies = now + rtt_sample_jiffies;
+  struct lens_flow_value *v = fold(e);
+  if (!v) return;
+  read_segments(sk, v);
+  if (!rtt_per_segment) record_rtt(sk, v);
+}
+
+// A read or write seen by the kprobe variants: straight into the flow.
+static __always_inline void add_direct(const struct sock *sk,
+                                       struct sock_entry *e, int bytes,
+                                       bool sent) {
   struct lens_flow_value *v = flow_get_or_create(&e->key);
   if (!v) return;
   if (sent) {
@@ -319,8 +368,12 @@ static __always_inline void add_bytes(const struct sock *sk,
   } else {
     __sync_fetch_and_add(&v->bytes_received, (__u64)bytes);
   }
-  set_owner_from_current(v);  // send/recv run in the application's context
-  if (!rtt_per_segment) sample_rtt(sk, e, v);
+  set_owner_from_current(v);
+  __u64 now = bpf_jiffies64();
+  if (now < e->next_fold_jiffies) return;
+  e->next_fold_jiffies = now + rtt_sample_jiffies;
+  read_segments(sk, v);
+  if (!rtt_per_segment) record_rtt(sk, v);
 }
 
 static __always_inline __u32 log2_u32(__u32 v) {
@@ -339,15 +392,9 @@ static __always_inline __u32 log2_u32(__u32 v) {
   return r;
 }
 
-// One srtt sample (at most one per socket per rtt_sample_jiffies), and the
-// segment counters with it.
-static __always_inline void sample_rtt(const struct sock *sk,
-                                       struct sock_entry *e,
+// One srtt sample into the flow (callers limit how often).
+static __always_inline void record_rtt(const struct sock *sk,
                                        struct lens_flow_value *v) {
-  __u64 now = bpf_jiffies64();
-  if (now < e->next_rtt_jiffies) return;
-  e->next_rtt_jiffies = now + rtt_sample_jiffies;
-  read_segments(sk, v);
   const struct tcp_sock *tp = (const struct tcp_sock *)sk;
   __u32 srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;  // the kernel keeps it <<3
   if (srtt_us == 0) return;  // no RTT measured yet
@@ -366,8 +413,11 @@ static __always_inline void sample_rtt(const struct sock *sk,
 static __always_inline void on_segment(const struct sock *sk) {
   struct sock_entry *e = bpf_sk_storage_get(&socks, (void *)sk, 0, 0);
   if (!e || !e->has_key) return;
+  __u64 now = bpf_jiffies64();
+  if (now < e->next_rtt_jiffies) return;
+  e->next_rtt_jiffies = now + rtt_sample_jiffies;
   struct lens_flow_value *v = bpf_map_lookup_elem(&flows, &e->key);
-  if (v) sample_rtt(sk, e, v);
+  if (v) record_rtt(sk, v);
 }
 
 static __always_inline void on_retransmit(const struct sock *sk) {
@@ -394,7 +444,7 @@ SEC("tp_btf/sock_send_length")
 int BPF_PROG(lens_sock_send_length, struct sock *sk, int ret, int flags) {
   if (ret <= 0) return 0;
   struct sock_entry *e = socket_entry(sk);  // NULL for UDP, unix, ...
-  if (e) add_bytes(sk, e, ret, true);
+  if (e) add_pending(sk, e, ret, true);
   return 0;
 }
 
@@ -402,7 +452,7 @@ SEC("tp_btf/sock_recv_length")
 int BPF_PROG(lens_sock_recv_length, struct sock *sk, int ret, int flags) {
   if (ret <= 0 || (flags & MSG_PEEK)) return 0;
   struct sock_entry *e = socket_entry(sk);
-  if (e) add_bytes(sk, e, ret, false);
+  if (e) add_pending(sk, e, ret, false);
   return 0;
 }
 
@@ -419,6 +469,17 @@ int BPF_PROG(lens_tcp_retransmit_skb, const struct sock *sk,
   return 0;
 }
 
+// Run by userspace before each drain: every socket's pending bytes move to
+// its flow, so an idle socket's last writes are not held back.
+SEC("iter/bpf_sk_storage_map")
+int lens_fold_pending(struct bpf_iter__bpf_sk_storage_map *ctx) {
+  struct sock *sk = ctx->sk;
+  if (!sk || !ctx->value) return 0;
+  struct sock_entry *e = bpf_sk_storage_get(&socks, sk, 0, 0);
+  if (e && e->has_key && (e->pending_sent || e->pending_received)) fold(e);
+  return 0;
+}
+
 // Fallbacks for kernels without sock/sock_{send,recv}_length (before 6.3).
 // tcp_sendmsg's size is what the application asked to send (the same as the
 // tracepoint's for blocking sockets); tcp_cleanup_rbuf's `copied` is what a
@@ -429,7 +490,7 @@ int BPF_KPROBE(lens_kprobe_tcp_sendmsg, struct sock *sk, void *msg,
   if ((int)size <= 0) return 0;
   struct sock_entry scratch = {};
   struct sock_entry *e = hashed_entry(sk, &scratch);
-  if (e) add_bytes(sk, e, (int)size, true);
+  if (e) add_direct(sk, e, (int)size, true);
   return 0;
 }
 
@@ -438,6 +499,6 @@ int BPF_KPROBE(lens_kprobe_tcp_cleanup_rbuf, struct sock *sk, int copied) {
   if (copied <= 0) return 0;
   struct sock_entry scratch = {};
   struct sock_entry *e = hashed_entry(sk, &scratch);
-  if (e) add_bytes(sk, e, copied, false);
+  if (e) add_direct(sk, e, copied, false);
   return 0;
 }

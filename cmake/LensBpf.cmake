@@ -58,7 +58,7 @@ function(lens_bpf_skeleton target name)
   set(skel "${LENS_BPF_OUT}/${name}.skel.h")
   add_custom_command(
     OUTPUT "${obj}"
-    COMMAND "${LENS_CLANG_BPF}" -g -O2 -target bpf -D__TARGET_ARCH_${LENS_BPF_ARCH}
+    COMMAND "${LENS_CLANG_BPF}" -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_${LENS_BPF_ARCH}
             -Wall -Werror -I "${LENS_BPF_OUT}" -I "${PROJECT_SOURCE_DIR}/bpf"
             -c "${src}" -o "${obj}"
     DEPENDS "${src}" "${PROJECT_SOURCE_DIR}/bpf/${name}.h" "${LENS_BPF_OUT}/vmlinux.h"

@@ -207,6 +207,49 @@ TEST_F(TcpFlowProbeTest, ConnectionsReusingATupleStayApart) {
   EXPECT_EQ(t.server_sent, kConnections * kReply);
 }
 
+// Bytes of a connection that stays open and goes idle: counted in the
+// socket first, they must all be in the next drain, not only once the
+// socket is busy again or closes.
+TEST_F(TcpFlowProbeTest, AnIdleOpenConnectionsBytesAreInTheNextDrain) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr),
+            0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len),
+            0);
+  const uint16_t port = ntohs(addr.sin_port);
+  const int c = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_EQ(::connect(c, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const int s = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  ASSERT_GE(s, 0);
+  // Several writes within one kernel tick: the first moves to the flow at
+  // once, the rest wait in the socket.
+  std::string buf(1000, 'w');
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(::send(c, buf.data(), buf.size(), 0), ssize_t(buf.size()));
+  }
+  std::string in(5000, '\0');
+  ASSERT_EQ(::recv(s, in.data(), in.size(), MSG_WAITALL), 5000);
+  auto flows = probe_->Drain();
+  ASSERT_TRUE(flows.ok()) << flows.status();
+  uint64_t sent = 0, received = 0;
+  for (const TcpFlow& f : *flows) {
+    if (f.dport == port) sent += f.bytes_sent;
+    if (f.sport == port) received += f.bytes_received;
+    if (f.dport == port || f.sport == port) EXPECT_FALSE(f.closed);
+  }
+  EXPECT_EQ(sent, 5000u);
+  EXPECT_EQ(received, 5000u);
+  ::close(s);
+  ::close(c);
+  ::close(listener);
+}
+
 TEST_F(TcpFlowProbeTest, ReportsItsOwnCost) {
   FlowProbeOptions options;  // statistics on for the probe's whole life
   options.kernel_stats_window = options.kernel_stats_period;

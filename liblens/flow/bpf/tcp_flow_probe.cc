@@ -112,6 +112,7 @@ class TcpFlowProbe final : public FlowProbe {
     if (sampler_.joinable()) sampler_.join();
     if (reader_.joinable()) reader_.join();
     if (ring_) ring_buffer__free(ring_);
+    if (fold_link_) bpf_link__destroy(fold_link_);
     if (skel_) tcp_flow_bpf__destroy(skel_);  // detaches every link
     if (stats_fd_ >= 0) ::close(stats_fd_);
   }
@@ -126,6 +127,9 @@ class TcpFlowProbe final : public FlowProbe {
   void AddDelta(const lens_flow_key& key, const lens_flow_value& cur,
                 const lens_flow_value* prev, std::vector<TcpFlow>* out);
   std::vector<uint64_t> KernelCounters() const;
+  // Runs lens_fold_pending over every socket: bytes the programs counted in
+  // the sockets move into the flow table.
+  Status FoldPending();
 
   // Kernel BPF run-time statistics in windows (FlowProbeOptions): the
   // sampler thread turns them on for `window` out of every `period` and
@@ -146,6 +150,7 @@ class TcpFlowProbe final : public FlowProbe {
   void ReadEvents();
 
   tcp_flow_bpf* skel_ = nullptr;
+  bpf_link* fold_link_ = nullptr;
   ring_buffer* ring_ = nullptr;
   std::thread reader_;
   std::atomic<bool> stop_{false};
@@ -223,6 +228,16 @@ Status TcpFlowProbe::Load(const FlowProbeOptions& options,
     }
     *p.link = link;
     attached_[i] = true;
+  }
+  union bpf_iter_link_info iter_info {};
+  iter_info.map.map_fd = static_cast<__u32>(bpf_map__fd(skel_->maps.socks));
+  LIBBPF_OPTS(bpf_iter_attach_opts, iter_opts, .link_info = &iter_info,
+              .link_info_len = sizeof iter_info);
+  fold_link_ =
+      bpf_program__attach_iter(skel_->progs.lens_fold_pending, &iter_opts);
+  if (!fold_link_) {
+    return InternalError("attach the flow probe's socket iterator: " +
+                         Errno(errno));
   }
   ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.events), &OnEvent, this,
                            nullptr);
@@ -339,8 +354,22 @@ std::vector<lens_flow_key> TcpFlowProbe::Keys() const {
   return keys;
 }
 
+Status TcpFlowProbe::FoldPending() {
+  const int fd = bpf_iter_create(bpf_link__fd(fold_link_));
+  if (fd < 0) return InternalError("start the socket iterator: " + Errno(fd));
+  char buf[256];  // the program writes nothing; read() runs it to the end
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+  }
+  const int err = errno;
+  ::close(fd);
+  if (n < 0) return InternalError("run the socket iterator: " + Errno(err));
+  return OkStatus();
+}
+
 StatusOr<std::vector<TcpFlow>> TcpFlowProbe::Drain() {
   ++drains_;
+  LENS_RETURN_IF_ERROR(FoldPending());
   const int fd = bpf_map__fd(skel_->maps.flows);
   std::vector<lens_flow_key> keys = Keys();
   map_entries_ = static_cast<uint32_t>(keys.size());
