@@ -65,8 +65,8 @@ struct LENS_EXPORT TcpFlow {
   uint64_t segments_sent = 0;
   uint64_t segments_received = 0;
   uint64_t retransmits = 0;
-  // srtt samples: the socket's smoothed RTT, at most one sample per
-  // millisecond (see FlowProbeOptions::rtt_per_segment).
+  // srtt samples: the socket's smoothed RTT, at most one sample per kernel
+  // tick, 1 to 10 ms by CONFIG_HZ (see FlowProbeOptions::rtt_per_segment).
   uint64_t rtt_count = 0;
   uint64_t rtt_sum_us = 0;
   uint32_t rtt_min_us = 0;  // 0: no sample
@@ -107,8 +107,8 @@ struct LENS_EXPORT FlowProbeOptions {
   // Open/close event ring buffer; a power of two, at least 4096.
   uint32_t ring_buffer_bytes = 1u << 20;
   // srtt samples come from the application's reads and writes (at most one
-  // per socket per millisecond). true: from tcp/tcp_probe on every received
-  // segment instead (still at most one per millisecond, but it also samples
+  // per socket per kernel tick). true: from tcp/tcp_probe on every received
+  // segment instead (still at most one per tick, but it also samples
   // sockets whose application is idle); that program runs per segment and
   // costs ~5% of loopback throughput here (docs/performance.md).
   bool rtt_per_segment = false;
@@ -163,7 +163,8 @@ struct LENS_EXPORT FlowProbeStats {
 // with each other (FlowMonitor serialises them).
 class LENS_EXPORT FlowProbe : public FlowSource {
  public:
-  // Attaches raw tracepoints by name (no tracefs needed). Errors say what
+  // Attaches BTF-typed raw tracepoints by name (no tracefs needed); needs
+  // Linux 5.12 or later (docs/netflow.md). Errors say what
   // to do: PermissionDenied when not root / without CAP_BPF+CAP_PERFMON;
   // FailedPrecondition when the kernel has no BTF or lacks
   // sock/inet_sock_set_state; Internal with the verifier's last lines when
