@@ -9,6 +9,11 @@ if(LENS_SANITIZE)
       list(APPEND _flags -fno-sanitize=pointer-overflow)
     endif()
   endif()
+  # Line tables are all a sanitizer report symbolises; full debug info made the instrumented
+  # build ~12% slower.
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    list(APPEND _flags -gline-tables-only)
+  endif()
   add_compile_options(${_flags})
   add_link_options(${_flags})
   message(STATUS "lens: building with -fsanitize=${LENS_SANITIZE}")

@@ -74,17 +74,45 @@ Status CheckKernelBtf(const std::string& sys_root) {
 }
 
 StatusOr<ProbeKernel> ProbeKernelFrom(
-    const std::function<bool(std::string_view)>& has_tracepoint) {
-  if (!has_tracepoint("inet_sock_set_state")) {
-    return FailedPreconditionError(
-        "the kernel lacks the tracepoint sock/inet_sock_set_state (Linux "
-        "4.16 or later is needed)");
+    const std::function<bool(std::string_view)>& has_btf_name) {
+  // What the programs cannot run without, each with the kernel that brought
+  // it. Distribution kernels backport BPF features, so the kernel's BTF is
+  // asked, not its version number.
+  struct Need {
+    std::string_view btf_name;
+    std::string_view what;
+  };
+  constexpr Need kNeeds[] = {
+      {"btf_trace_inet_sock_set_state",
+       "the tracepoint sock/inet_sock_set_state (4.16)"},
+      {"bpf_iter__bpf_sk_storage_map",
+       "the socket-local storage iterator (5.9)"},
+      {"btf_bpf_sk_storage_get_tracing",
+       "socket-local storage in tracing programs (5.11)"},
+      {"BPF_FUNC_check_mtu",
+       "the BPF instruction set of 5.12 (atomic exchange)"},
+  };
+  std::string missing;
+  for (const Need& need : kNeeds) {
+    if (has_btf_name(need.btf_name)) continue;
+    if (!missing.empty()) missing += "; ";
+    missing += std::string(need.what) + " [BTF: " +
+               std::string(need.btf_name) + "]";
   }
+  if (!missing.empty()) {
+    return FailedPreconditionError(
+        "the flow probe needs Linux 5.12 or later (or a kernel with these "
+        "BPF features backported); this kernel lacks: " +
+        missing);
+  }
+  auto tracepoint = [&](std::string_view name) {
+    return has_btf_name("btf_trace_" + std::string(name));
+  };
   ProbeKernel kernel;
   kernel.send_recv_tracepoints =
-      has_tracepoint("sock_send_length") && has_tracepoint("sock_recv_length");
-  kernel.tcp_probe_tracepoint = has_tracepoint("tcp_probe");
-  kernel.retransmit_tracepoint = has_tracepoint("tcp_retransmit_skb");
+      tracepoint("sock_send_length") && tracepoint("sock_recv_length");
+  kernel.tcp_probe_tracepoint = tracepoint("tcp_probe");
+  kernel.retransmit_tracepoint = tracepoint("tcp_retransmit_skb");
   return kernel;
 }
 

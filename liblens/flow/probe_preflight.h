@@ -30,12 +30,14 @@ Status CheckBpfPrivileges(const std::string& proc_root = "/proc");
 // (<sys_root>/kernel/btf/vmlinux): the probe is CO-RE.
 Status CheckKernelBtf(const std::string& sys_root = "/sys");
 
-// Which tracepoints the kernel has, given `has_tracepoint(name)` (the
-// adapter answers from the kernel's BTF: every tracepoint has a
-// "btf_trace_<name>" typedef). FailedPrecondition when inet_sock_set_state
-// is missing (Linux < 4.16).
+// What the kernel offers the probe, given `has_btf_name(name)`: whether the
+// kernel's BTF has a type, typedef or enum value of that name (every
+// tracepoint has a "btf_trace_<name>" typedef, every BPF helper a
+// "btf_<helper>" typedef and a "BPF_FUNC_<helper>" value). FailedPrecondition
+// naming each missing feature when the kernel cannot run the programs
+// (before Linux 5.12, unless backported).
 StatusOr<ProbeKernel> ProbeKernelFrom(
-    const std::function<bool(std::string_view)>& has_tracepoint);
+    const std::function<bool(std::string_view)>& has_btf_name);
 
 }  // namespace lens::flow
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -241,7 +242,9 @@ TEST_F(TcpFlowProbeTest, AnIdleOpenConnectionsBytesAreInTheNextDrain) {
   for (const TcpFlow& f : *flows) {
     if (f.dport == port) sent += f.bytes_sent;
     if (f.sport == port) received += f.bytes_received;
-    if (f.dport == port || f.sport == port) EXPECT_FALSE(f.closed);
+    if (f.dport == port || f.sport == port) {
+      EXPECT_FALSE(f.closed);
+    }
   }
   EXPECT_EQ(sent, 5000u);
   EXPECT_EQ(received, 5000u);
@@ -317,7 +320,9 @@ TEST_F(TcpFlowProbeTest, KernelStatisticsOnlyInWindows) {
   // Before the first window: traffic, and nothing measured.
   ASSERT_TRUE(traffic.Run(20, 1000, 1000)) << traffic.error();
   Reading before = read();
-  if (before.sampled_ns == 0) EXPECT_EQ(before.send_runs, 0u);
+  if (before.sampled_ns == 0) {
+    EXPECT_EQ(before.send_runs, 0u);
+  }
 
   // In a window: traffic is counted.
   ASSERT_TRUE(wait_for([&](const Reading& r) {
@@ -395,19 +400,44 @@ TEST(ProbePreflightTest, NamesBtfWhenTheKernelHasNone) {
   EXPECT_TRUE(flow::CheckKernelBtf("/sys").ok());  // this kernel has BTF
 }
 
+// The BTF names of what every kernel that runs the probe has (Linux 5.12).
+const std::set<std::string, std::less<>> kNeededBtf = {
+    "btf_trace_inet_sock_set_state", "bpf_iter__bpf_sk_storage_map",
+    "btf_bpf_sk_storage_get_tracing", "BPF_FUNC_check_mtu"};
+
 TEST(ProbePreflightTest, FallsBackToKprobesWithoutByteTracepoints) {
-  // Linux 5.x: the state and tcp tracepoints, no sock_*_length.
+  // Linux 5.12 to 6.2: the state and tcp tracepoints, no sock_*_length.
   auto kernel = flow::ProbeKernelFrom([](std::string_view name) {
-    return name == "inet_sock_set_state" || name == "tcp_probe";
+    return kNeededBtf.count(name) > 0 || name == "btf_trace_tcp_probe";
   });
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   EXPECT_FALSE(kernel->send_recv_tracepoints);
   EXPECT_TRUE(kernel->tcp_probe_tracepoint);
   EXPECT_FALSE(kernel->retransmit_tracepoint);
-  auto too_old = flow::ProbeKernelFrom([](std::string_view) { return false; });
-  EXPECT_EQ(too_old.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(too_old.status().message().find("inet_sock_set_state"),
-            std::string::npos);
+}
+
+TEST(ProbePreflightTest, NamesEachFeatureAnOldKernelLacks) {
+  // Linux 5.10: has the state tracepoint and the iterator, not socket storage
+  // in tracing programs nor the 5.12 instructions.
+  auto old = flow::ProbeKernelFrom([](std::string_view name) {
+    return name == "btf_trace_inet_sock_set_state" ||
+           name == "bpf_iter__bpf_sk_storage_map";
+  });
+  ASSERT_EQ(old.status().code(), StatusCode::kFailedPrecondition);
+  const std::string message(old.status().message());
+  EXPECT_NE(message.find("Linux 5.12"), std::string::npos) << message;
+  EXPECT_NE(message.find("btf_bpf_sk_storage_get_tracing"), std::string::npos);
+  EXPECT_NE(message.find("BPF_FUNC_check_mtu"), std::string::npos);
+  EXPECT_EQ(message.find("inet_sock_set_state"), std::string::npos) << message;
+  // Each need on its own is checked.
+  for (const std::string& lacking : kNeededBtf) {
+    auto kernel = flow::ProbeKernelFrom([&](std::string_view name) {
+      return kNeededBtf.count(name) > 0 && name != lacking;
+    });
+    EXPECT_EQ(kernel.status().code(), StatusCode::kFailedPrecondition)
+        << lacking;
+    EXPECT_NE(kernel.status().message().find(lacking), std::string::npos);
+  }
 }
 
 TEST(ProbePreflightTest, PrivilegesFromCapEff) {

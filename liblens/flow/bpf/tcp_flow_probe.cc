@@ -509,6 +509,22 @@ FlowProbeStats TcpFlowProbe::Stats() const {
   return s;
 }
 
+// Whether the kernel's BTF names a type (any kind) or, for "BPF_FUNC_*", a
+// value of enum bpf_func_id.
+bool HasBtfName(const btf* vmlinux, const std::string& name) {
+  if (name.rfind("BPF_FUNC_", 0) != 0) {
+    return btf__find_by_name(vmlinux, name.c_str()) > 0;
+  }
+  const int id = btf__find_by_name_kind(vmlinux, "bpf_func_id", BTF_KIND_ENUM);
+  if (id <= 0) return false;
+  const btf_type* type = btf__type_by_id(vmlinux, id);
+  const struct btf_enum* values = btf_enum(type);
+  for (int i = 0; i < btf_vlen(type); ++i) {
+    if (name == btf__name_by_offset(vmlinux, values[i].name_off)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<FlowProbe>> OpenTcpFlowProbe(
@@ -538,8 +554,7 @@ StatusOr<std::unique_ptr<FlowProbe>> OpenTcpFlowProbe(
     return FailedPreconditionError("read the kernel's BTF: " + Errno(errno));
   }
   StatusOr<ProbeKernel> kernel = ProbeKernelFrom([vmlinux](std::string_view n) {
-    const std::string type = "btf_trace_" + std::string(n);
-    return btf__find_by_name_kind(vmlinux, type.c_str(), BTF_KIND_TYPEDEF) > 0;
+    return HasBtfName(vmlinux, std::string(n));
   });
   btf__free(vmlinux);
   if (!kernel.ok()) return kernel.status();
