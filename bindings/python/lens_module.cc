@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "errors.h"
+#include "flow_bindings.h"
 #include "lens/status.h"
 #include "lens/training.h"
 #include "lens/version.h"
-#include "flow_bindings.h"
 #include "probe_bindings.h"
 #include "store_bindings.h"
 #include "training_types.h"
@@ -174,6 +174,9 @@ class Parser {
   void Finish() {
     Locked([](TrainingLogParser& p) { p.Finish(); });
   }
+  void Flush() {
+    Locked([](TrainingLogParser& p) { p.Flush(); });
+  }
   std::vector<IterationRecord> TakeRecords() {
     return Locked([](TrainingLogParser& p) { return p.TakeRecords(); });
   }
@@ -205,7 +208,10 @@ void BindParser(py::module_& m) {
   py::class_<Parser>(m, "TrainingLogParser", R"doc(
 Streaming training-log parser. feed() takes chunks split anywhere (also inside a line or a UTF-8
 sequence); finish() ends the input and flushes a last unterminated line. Records and events
-accumulate until taken. A run starts at each training start and whenever the iteration counter
+accumulate until taken. A record is emitted once its iteration is complete (the next iteration
+line, a new run, flush() or finish()); events after it wait with it, so both come out in input
+order. After flush(), a later line of the flushed iteration emits its record again, merged (an
+upsert keyed by run and iteration). A run starts at each training start and whenever the iteration counter
 goes backwards; runs are numbered from first_run. Lines longer than max_line_bytes (at least
 4096) are counted in stats.oversized_lines and skipped.)doc")
       .def(py::init<int32_t, size_t>(), py::arg("first_run") = 1,
@@ -215,8 +221,12 @@ goes backwards; runs are numbered from first_run. Lines longer than max_line_byt
            "(bytearray, memoryview).")
       .def("finish", &Parser::Finish,
            "Ends the input; flushes a last unterminated line.")
+      .def("flush", &Parser::Flush,
+           "Completes the open record now (for a live stream that went "
+           "quiet); finish() implies it.")
       .def("take_records", &Parser::TakeRecords,
-           "The IterationRecords parsed since the last call, in input order.")
+           "The IterationRecords completed since the last call, in input "
+           "order.")
       .def("take_events", &Parser::TakeEvents,
            "The TrainingEvents parsed since the last call, in input order.")
       .def_property_readonly("stats", &Parser::Stats,

@@ -13,7 +13,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "commands.h"
@@ -106,12 +105,6 @@ class Progress {
   std::chrono::steady_clock::time_point last_;
 };
 
-using Item = std::variant<IterationRecord, TrainingEvent>;
-
-uint64_t LineOf(const Item& item) {
-  return std::visit([](const auto& x) { return x.line; }, item);
-}
-
 // `s` as a quoted JSON string.
 std::string JsonQuoted(std::string_view s) {
   std::string out;
@@ -131,85 +124,63 @@ std::string CsvField(std::string_view s) {
   return out + "\"";
 }
 
-// Writes records and events in input order. The parser may re-emit the last
-// record of a batch merged with a later line (DeepSpeed prints two lines per
-// step), so the last record and what follows it are held back until the next
-// batch shows whether it changed.
+// Writes records and events in input order. The parser emits each record
+// once, complete, and holds the events that follow it until then, so every
+// batch follows the previous one and merging a batch's two vectors by line
+// gives input order.
 class Printer {
  public:
   // `file` (empty: none) labels every row: a "file" key in JSON, a first column
-  // in CSV.
-  Printer(Format format, std::string_view file, Out* out)
+  // in CSV. `summary` (may be null) receives everything printed.
+  Printer(Format format, std::string_view file, Out* out,
+          TrainingSummaryBuilder* summary)
       : format_(format),
         json_label_(file.empty() ? "" : "\"file\":" + JsonQuoted(file) + ","),
         csv_label_(file.empty() ? "" : CsvField(file) + ","),
-        out_(out) {}
+        out_(out),
+        summary_(summary) {}
 
-  void Add(std::vector<IterationRecord> records,
-           std::vector<TrainingEvent> events) {
-    for (auto& e : events) summary_.Add(e);
-    std::vector<Item> items = std::move(held_);
-    held_.clear();
-    for (auto& r : records) {
-      // A re-emitted merged record replaces the held one.
-      auto same = std::find_if(items.begin(), items.end(), [&](const Item& it) {
-        auto* h = std::get_if<IterationRecord>(&it);
-        return h && h->run == r.run && h->iteration == r.iteration;
-      });
-      if (same != items.end()) {
-        *same = std::move(r);
+  void Add(const std::vector<IterationRecord>& records,
+           const std::vector<TrainingEvent>& events) {
+    size_t i = 0, j = 0;
+    while (i < records.size() || j < events.size()) {
+      if (j == events.size() ||
+          (i < records.size() && records[i].line < events[j].line)) {
+        Emit(records[i++]);
       } else {
-        items.emplace_back(std::move(r));
+        Emit(events[j++]);
       }
     }
-    for (auto& e : events) items.emplace_back(std::move(e));
-    std::stable_sort(
-        items.begin(), items.end(),
-        [](const Item& a, const Item& b) { return LineOf(a) < LineOf(b); });
-    size_t keep_from = items.size();
-    for (size_t i = items.size(); i-- > 0;) {
-      if (std::holds_alternative<IterationRecord>(items[i])) {
-        keep_from = i;
-        break;
-      }
-    }
-    for (size_t i = 0; i < keep_from; ++i) Emit(items[i]);
-    held_.assign(std::make_move_iterator(
-                     items.begin() + static_cast<std::ptrdiff_t>(keep_from)),
-                 std::make_move_iterator(items.end()));
   }
-
-  void Finish() {
-    for (auto& it : held_) Emit(it);
-    held_.clear();
-  }
-
-  const TrainingSummaryBuilder& summary() const { return summary_; }
 
  private:
-  void Emit(const Item& item) {
+  void Emit(const IterationRecord& r) {
+    if (summary_ != nullptr) summary_->Add(r);
     std::string& b = out_->buf();
-    if (auto* r = std::get_if<IterationRecord>(&item)) {
-      summary_.Add(*r);
-      switch (format_) {
-        case Format::kTable:
-          AppendTableRow(*r, &b);
-          break;
-        case Format::kCsv:
-          b.append(csv_label_);
-          AppendCsvRow(*r, &b);
-          break;
-        case Format::kJson:
-        case Format::kJsonl:
-          AppendJsonItem(*r, &b);
-          break;
-        case Format::kSummary:
-          break;
-      }
-    } else if (format_ == Format::kJson || format_ == Format::kJsonl) {
-      AppendJsonItem(std::get<TrainingEvent>(item), &b);
+    switch (format_) {
+      case Format::kTable:
+        AppendTableRow(r, &b);
+        break;
+      case Format::kCsv:
+        b.append(csv_label_);
+        AppendCsvRow(r, &b);
+        break;
+      case Format::kJson:
+      case Format::kJsonl:
+        AppendJsonItem(r, &b);
+        break;
+      case Format::kSummary:
+        break;
     }
     out_->MaybeFlush();
+  }
+
+  void Emit(const TrainingEvent& e) {
+    if (summary_ != nullptr) summary_->Add(e);
+    if (format_ == Format::kJson || format_ == Format::kJsonl) {
+      AppendJsonItem(e, &out_->buf());
+      out_->MaybeFlush();
+    }
   }
 
   template <typename T>
@@ -226,15 +197,15 @@ class Printer {
   Format format_;
   std::string json_label_, csv_label_;
   Out* out_;
-  std::vector<Item> held_;
-  TrainingSummaryBuilder summary_;
+  TrainingSummaryBuilder* summary_;
   bool first_item_ = true;
 };
 
 // Parses one input; prints per-record output as it goes. Returns the error for
 // unreadable input.
+// `summary` (may be null) receives every record and event.
 Status ParseOne(const std::string& name, const Options& opt, bool label,
-                Out* out, StoreSink* sink, std::vector<RunSummary>* runs,
+                Out* out, StoreSink* sink, TrainingSummaryBuilder* summary,
                 TrainingParserStats* stats) {
   int fd = STDIN_FILENO;
   uint64_t total = 0;
@@ -271,11 +242,11 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
       sink->records += records.size();
       sink->events += events.size();
     }
-    pr.Add(std::move(records), std::move(events));
+    pr.Add(records, events);
     return OkStatus();
   };
   TrainingLogParser parser;
-  Printer printer(opt.format, label ? name : "", out);
+  Printer printer(opt.format, label ? name : "", out, summary);
   Progress progress(name, total);
   std::unique_ptr<char[]> buf(new char[1 << 20]);
   uint64_t done = 0;
@@ -298,8 +269,6 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
   LENS_RETURN_IF_ERROR(status);
   parser.Finish();
   LENS_RETURN_IF_ERROR(consume(parser, printer));
-  printer.Finish();
-  *runs = printer.summary().Build();
   *stats = parser.stats();
   return OkStatus();
 }
@@ -347,10 +316,13 @@ int Run(const Options& opt) {
       out.buf().append(first_input ? "\n" : ",\n");
       out.buf().append("{\"file\":" + JsonQuoted(name) + ",\"items\":[");
     }
-    std::vector<RunSummary> runs;
+    // Only the summary and json outputs print run summaries.
+    std::optional<TrainingSummaryBuilder> summary;
+    if (opt.format == Format::kSummary || opt.format == Format::kJson)
+      summary.emplace();
     TrainingParserStats stats;
     Status s = ParseOne(name, opt, label && opt.format != Format::kJson, &out,
-                        &sink, &runs, &stats);
+                        &sink, summary ? &*summary : nullptr, &stats);
     if (!s.ok()) {
       out.Flush();
       std::fprintf(stderr, "lens parse-log: %s\n", s.message().c_str());
@@ -362,14 +334,17 @@ int Run(const Options& opt) {
     }
     if (opt.format == Format::kSummary) {
       if (label) out.buf().append("== " + name + "\n");
-      out.buf().append(FormatSummary(runs, stats));
+      out.buf().append(
+          FormatSummary(summary->Build(), stats, summary->dropped_runs()));
     } else if (opt.format == Format::kJson) {
+      const std::vector<RunSummary> runs = summary->Build();
       out.buf().append("\n],\"runs\":[");
       for (size_t i = 0; i < runs.size(); ++i) {
         if (i > 0) out.buf().push_back(',');
         AppendJson(runs[i], &out.buf());
       }
-      out.buf().append("],\"stats\":");
+      out.buf().append("],\"runs_not_summarised\":" +
+                       std::to_string(summary->dropped_runs()) + ",\"stats\":");
       AppendStatsJson(stats, &out.buf());
       out.buf().push_back('}');
     }

@@ -19,9 +19,12 @@
 //
 // Runs: a run starts at each training-start event and whenever the iteration
 // counter goes backwards. Runs are numbered from
-// TrainingParserOptions::first_run. A repeated iteration within a run (every
-// rank printing the same line) is dropped; a repeated iteration that adds
-// fields (DeepSpeed prints two lines per step) is merged into the record.
+// TrainingParserOptions::first_run. The iteration line of the framework
+// (Megatron, Primus, NeMo, TorchTitan, HF Trainer) defines an iteration;
+// DeepSpeed's engine lines ("step=N", its timer line) only add fields to it
+// once a log has printed such a line, and never start a record or a run then.
+// A repeated iteration within a run (every rank printing the same line) is
+// dropped, or merged when it adds fields.
 #ifndef LENS_TRAINING_H_
 #define LENS_TRAINING_H_
 
@@ -196,7 +199,18 @@ struct TrainingParserStats {
 
 // Streaming parser. Feed() accepts chunks split anywhere (also inside a line or
 // a UTF-8 sequence); Finish() ends the input and flushes a last unterminated
-// line. Records and events accumulate until taken. Not thread-safe: one parser
+// line. Records and events accumulate until taken.
+//
+// Emission: a record is emitted once, when its iteration is complete: at the
+// next iteration line, a new run, Flush() or Finish() (a later line of the
+// same step may still add fields until then). Events after a record's line are
+// held with it, so records and events leave in input order (merge the two
+// vectors by `line`). Only after Flush() can a record be emitted again: a later
+// line of the flushed iteration re-emits it merged, with the same run and
+// iteration (treat records as upserts keyed by run and iteration).
+//
+// Memory is bounded whatever the input: lines over max_line_bytes are skipped
+// and the run state is a fixed set of small items. Not thread-safe: one parser
 // per stream; distinct parsers are independent.
 class LENS_EXPORT TrainingLogParser {
  public:
@@ -207,8 +221,11 @@ class LENS_EXPORT TrainingLogParser {
 
   void Feed(std::string_view chunk);
   void Finish();
+  // Completes the open record now, for a live stream that went quiet (see
+  // "Emission" above). Finish() implies it.
+  void Flush();
 
-  // Moves out what was parsed since the last call, in input order.
+  // Moves out what was completed since the last call, in input order.
   std::vector<IterationRecord> TakeRecords();
   std::vector<TrainingEvent> TakeEvents();
 
@@ -256,20 +273,28 @@ struct RunSummary {
 };
 
 // Accumulates records and events (in any number of batches) into per-run
-// summaries, without keeping the records. Not thread-safe.
+// summaries, without keeping the records. Each Add() costs O(log runs kept),
+// whatever came before. Memory is bounded: the latest `max_runs` runs are kept
+// (older ones are dropped and counted in dropped_runs()), and a run's
+// percentiles are exact up to 256 values and within 0.5% beyond (a
+// log-bucket histogram). Not thread-safe.
 class LENS_EXPORT TrainingSummaryBuilder {
  public:
-  TrainingSummaryBuilder();
+  static constexpr size_t kDefaultMaxRuns = 1000;
+  explicit TrainingSummaryBuilder(size_t max_runs = kDefaultMaxRuns);
   ~TrainingSummaryBuilder();
+  TrainingSummaryBuilder(TrainingSummaryBuilder&&) noexcept;
+  TrainingSummaryBuilder& operator=(TrainingSummaryBuilder&&) noexcept;
   void Add(const IterationRecord& record);
   void Add(const TrainingEvent& event);
-  // Summaries ordered by run number.
+  // Summaries of the runs kept, ordered by run number.
   std::vector<RunSummary> Build() const;
+  // Runs dropped to stay within max_runs (the oldest first).
+  uint64_t dropped_runs() const;
 
  private:
-  struct RunAcc;
-  std::vector<std::unique_ptr<RunAcc>> runs_;
-  RunAcc* Run(int32_t run);
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 // Convenience: summaries of a parsed log.
@@ -299,8 +324,10 @@ LENS_EXPORT void AppendTableRow(const IterationRecord& record,
                                 std::string* out);
 
 // The human-readable summary that `lens parse-log` prints by default.
+// `dropped_runs`: earlier runs left out (TrainingSummaryBuilder::dropped_runs).
 LENS_EXPORT std::string FormatSummary(const std::vector<RunSummary>& runs,
-                                      const TrainingParserStats& stats);
+                                      const TrainingParserStats& stats,
+                                      uint64_t dropped_runs = 0);
 
 }  // namespace lens
 

@@ -63,6 +63,7 @@ bool LooksLikeMetrics(std::string_view line) {
 void ParseLine(std::string_view line, const LinePrefix& prefix, LineResult* out,
                Scratch* scratch) {
   out->kind = LineKind::kNothing;
+  out->role = RecordRole::kPrimary;
   out->iteration_known = true;
   out->malformed = false;
   out->progress = -1;

@@ -22,8 +22,20 @@ enum class LineKind : uint8_t {
   kCandidate,   // looks like a metric line but matched no format
 };
 
+// How a record line relates to the step it reports. A log's records come from
+// the highest role it has printed so far; lower roles only add fields to them
+// (docs/training-log-schema.md, "Runs").
+enum class RecordRole : uint8_t {
+  kEngineTimer = 0,  // DeepSpeed's timer line: its global_step is the timer's
+                     // own count, restarted from 0 by a resume
+  kEngineStep = 1,   // DeepSpeed's engine "step=N" and pipeline "steps: N"
+  kPrimary = 2,      // a framework's iteration line (Megatron, Primus, NeMo,
+                     // TorchTitan, HF Trainer)
+};
+
 struct LineResult {
   LineKind kind = LineKind::kNothing;
+  RecordRole role = RecordRole::kPrimary;
   IterationRecord record;
   bool iteration_known =
       true;  // false: the format prints no step number (HF Trainer dicts)

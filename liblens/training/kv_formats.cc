@@ -94,7 +94,8 @@ bool ParseDeepSpeedLine(std::string_view line, LineResult* out,
                         Scratch* scratch) {
   size_t at = FindWord(line, "global_step=");
   size_t fields_at = at;
-  if (at == std::string_view::npos) {
+  const bool timer = at != std::string_view::npos;
+  if (!timer) {
     at = FindWord(line, "step=");
     if (at == std::string_view::npos) return false;
     fields_at = at;
@@ -135,6 +136,7 @@ bool ParseDeepSpeedLine(std::string_view line, LineResult* out,
   }
   r.iteration = step;
   out->kind = LineKind::kRecord;
+  out->role = timer ? RecordRole::kEngineTimer : RecordRole::kEngineStep;
   return true;
 }
 
@@ -176,6 +178,7 @@ bool ParseDeepSpeedPipeLine(std::string_view line, LineResult* out,
   }
   if (!r.Has(IterationField::kLoss)) return false;
   out->kind = LineKind::kRecord;
+  out->role = RecordRole::kEngineStep;
   return true;
 }
 

@@ -228,10 +228,19 @@ void AppendTableRow(const IterationRecord& r, std::string* out) {
 }
 
 std::string FormatSummary(const std::vector<RunSummary>& runs,
-                          const TrainingParserStats& stats) {
+                          const TrainingParserStats& stats,
+                          uint64_t dropped_runs) {
   std::string out;
   char buf[512];
   if (runs.empty()) out.append("no training records or events found\n");
+  if (dropped_runs > 0) {
+    std::snprintf(buf, sizeof(buf),
+                  "(%" PRIu64
+                  " earlier runs not summarised; the latest %zu "
+                  "follow)\n",
+                  dropped_runs, runs.size());
+    out.append(buf);
+  }
   for (const RunSummary& s : runs) {
     std::string range = "-";
     if (s.first_iteration) {

@@ -14,6 +14,7 @@
 #include "training/formats.h"
 #include "training/line.h"
 #include "training/numbers.h"
+#include "training/runs.h"
 #include "training/scan.h"
 
 namespace lens {
@@ -23,38 +24,27 @@ using training::LineKind;
 class TrainingLogParser::Impl {
  public:
   explicit Impl(TrainingParserOptions options)
-      : options_(options), run_(options.first_run) {
+      : options_(options), runs_(options.first_run, &stats_) {
     options_.max_line_bytes = std::max<size_t>(options_.max_line_bytes, 4096);
   }
 
   void Feed(std::string_view chunk);
   void Finish();
-  std::vector<IterationRecord> TakeRecords() {
-    last_record_index_ =
-        SIZE_MAX;  // a later merge re-emits instead of editing in place
-    return std::exchange(records_, {});
-  }
-  std::vector<TrainingEvent> TakeEvents() { return std::exchange(events_, {}); }
 
   TrainingParserOptions options_;
   TrainingParserStats stats_;
-  std::vector<IterationRecord> records_;
-  std::vector<TrainingEvent> events_;
-  int32_t run_;
+  training::RunAssembler runs_;
 
  private:
   void AppendCarry(std::string_view piece);
   void ProcessBlock(std::string_view block);
+  void SkipLines(std::string_view lines);
   void CompleteLine(std::string_view line);
   void HandleLine(std::string_view line);
   void HandleCri(const training::CriLine& cri);
   void ProcessMessage(std::string_view message,
                       std::optional<double> timestamp_s);
   void ProcessText(std::string_view text, std::optional<double> timestamp_s);
-  void OnRecord(training::LineResult& result);
-  void OnEvent(TrainingEvent& event);
-  bool MergeIntoLast(const IterationRecord& r);
-  void NewRun();
   void CountCandidate(std::string_view line) {
     ++stats_.unparsed_candidates;
     if (stats_.unparsed_example.empty())
@@ -74,23 +64,6 @@ class TrainingLogParser::Impl {
   std::string ansi_buf_, json_buf_;
   training::Scratch scratch_;
   training::LineResult result_;
-
-  // Run state.
-  bool run_has_records_ = false;
-  int64_t last_iteration_ = 0;
-  IterationRecord last_record_;
-  size_t last_record_index_ =
-      SIZE_MAX;  // index in records_ while not yet taken
-  TrainingFormat run_format_ = TrainingFormat::kUnknown;
-  long long last_progress_ = -1;
-  std::optional<int64_t> total_steps_;
-  std::optional<TrainingEvent> last_event_[4];  // per type, in this run
-  struct Checkpoint {
-    TrainingEvent start;
-    bool ended;
-  };
-  std::vector<Checkpoint>
-      checkpoints_;  // the latest saves started in this run (<= 8)
 };
 
 void TrainingLogParser::Impl::AppendCarry(std::string_view piece) {
@@ -144,6 +117,7 @@ void TrainingLogParser::Impl::Finish() {
     cri_partial_[s].clear();
     ProcessMessage(msg, std::nullopt);
   }
+  runs_.Flush();
   stats_.lines = line_no_;
 }
 
@@ -182,7 +156,7 @@ void TrainingLogParser::Impl::ProcessBlock(std::string_view block) {
     } else {
       size_t hit = training::FindTrigger(block.substr(pos));
       if (hit == block.size() - pos) {
-        line_no_ += training::CountNewlines(block.substr(pos));
+        SkipLines(block.substr(pos));
         return;
       }
       hit += pos;
@@ -191,8 +165,7 @@ void TrainingLogParser::Impl::ProcessBlock(std::string_view block) {
         line_start =
             static_cast<size_t>(static_cast<const char*>(nl) - block.data()) +
             1;
-        line_no_ +=
-            training::CountNewlines(block.substr(pos, line_start - pos));
+        SkipLines(block.substr(pos, line_start - pos));
       }
       line_end = block.find('\n', hit);
     }
@@ -204,6 +177,25 @@ void TrainingLogParser::Impl::ProcessBlock(std::string_view block) {
       HandleLine(line);
     }
     pos = line_end + 1;
+  }
+}
+
+// Complete lines without a trigger word: counted, and an oversized one is
+// counted as such (only a region longer than the limit can hold one).
+void TrainingLogParser::Impl::SkipLines(std::string_view lines) {
+  if (lines.size() <= options_.max_line_bytes) {
+    line_no_ += training::CountNewlines(lines);
+    return;
+  }
+  while (!lines.empty()) {
+    const void* nl = std::memchr(lines.data(), '\n', lines.size());
+    const size_t len =
+        nl == nullptr
+            ? lines.size()
+            : static_cast<size_t>(static_cast<const char*>(nl) - lines.data());
+    ++line_no_;
+    if (len > options_.max_line_bytes) ++stats_.oversized_lines;
+    lines.remove_prefix(std::min(lines.size(), len + 1));
   }
 }
 
@@ -293,155 +285,21 @@ void TrainingLogParser::Impl::ProcessText(std::string_view text,
       return;
     case LineKind::kRecord:
       if (result_.malformed) CountCandidate(clean);
-      OnRecord(result_);
+      runs_.OnRecord(result_, line_no_);
       return;
     case LineKind::kEvent:
-      OnEvent(result_.event);
+      runs_.OnEvent(result_.event, line_no_);
       return;
     case LineKind::kProgress:
-      if (!total_steps_ || *total_steps_ == result_.progress_total) {
-        last_progress_ = result_.progress;
-      }
+      runs_.OnProgress(result_.progress, result_.progress_total);
       return;
     case LineKind::kTotalSteps:
-      total_steps_ = result_.progress_total;
+      runs_.OnTotalSteps(result_.progress_total);
       return;
     case LineKind::kCandidate:
       CountCandidate(clean);
       return;
   }
-}
-
-void TrainingLogParser::Impl::NewRun() {
-  ++run_;
-  run_has_records_ = false;
-  last_record_index_ = SIZE_MAX;
-  last_progress_ = -1;
-  total_steps_.reset();
-  for (auto& e : last_event_) e.reset();
-  checkpoints_.clear();
-}
-
-bool TrainingLogParser::Impl::MergeIntoLast(const IterationRecord& r) {
-  bool added = false;
-  // Megatron-DeepSpeed prints DeepSpeed's step line and then Megatron's richer
-  // one.
-  if (last_record_.format == TrainingFormat::kDeepSpeed &&
-      (r.format == TrainingFormat::kMegatron ||
-       r.format == TrainingFormat::kPrimus)) {
-    last_record_.format = r.format;
-  }
-  for (int f = 0; f < static_cast<int>(IterationField::kCount); ++f) {
-    auto field = static_cast<IterationField>(f);
-    if (r.Has(field) && !last_record_.Has(field)) {
-      last_record_.Set(field, *r.Get(field));
-      added = true;
-    }
-  }
-  for (const auto& field : r.extra) {
-    bool known =
-        std::any_of(last_record_.extra.begin(), last_record_.extra.end(),
-                    [&](const auto& kv) { return kv.first == field.first; });
-    if (!known) {
-      last_record_.extra.push_back(field);
-      added = true;
-    }
-  }
-  return added;
-}
-
-void TrainingLogParser::Impl::OnRecord(training::LineResult& result) {
-  IterationRecord& r = result.record;
-  r.line = line_no_;
-  if (result.progress >= 0 &&
-      (!total_steps_ || *total_steps_ == result.progress_total)) {
-    last_progress_ = result.progress;
-  }
-  if (!result.iteration_known) {
-    // HF Trainer dicts carry no step: take the progress bar's, else count on
-    // from the last.
-    const int64_t next = run_has_records_ ? last_iteration_ + 1 : 1;
-    r.iteration = std::max<int64_t>(last_progress_, next);
-    if (total_steps_)
-      r.Set(IterationField::kTargetIteration,
-            static_cast<double>(*total_steps_));
-  }
-  if (run_has_records_) {
-    if (r.iteration < last_iteration_) {
-      NewRun();
-    } else if (r.iteration == last_iteration_) {
-      ++stats_.duplicate_iterations;
-      if (!MergeIntoLast(r)) return;
-      if (last_record_index_ != SIZE_MAX) {
-        records_[last_record_index_] = last_record_;
-      } else {
-        // Already taken by the caller: emit the merged record again (an
-        // idempotent upsert).
-        records_.push_back(last_record_);
-        last_record_index_ = records_.size() - 1;
-      }
-      return;
-    }
-  }
-  r.run = run_;
-  run_has_records_ = true;
-  last_iteration_ = r.iteration;
-  run_format_ = r.format;
-  records_.push_back(std::move(r));
-  last_record_ = records_.back();
-  last_record_index_ = records_.size() - 1;
-  ++stats_.records;
-}
-
-void TrainingLogParser::Impl::OnEvent(TrainingEvent& e) {
-  e.line = line_no_;
-  if (e.format == TrainingFormat::kUnknown) e.format = run_format_;
-  const int type = static_cast<int>(e.type);
-  if (e.type == TrainingEventType::kTrainingStart) {
-    if (run_has_records_) {
-      NewRun();
-    } else if (last_event_[type]) {
-      return;  // every rank announcing the same start
-    }
-  }
-  if (e.type == TrainingEventType::kCheckpointSaveEnd) {
-    // The save that wrote this path, else the latest open one. Its iteration
-    // wins: NeMo's "finalized" line counts the step after the one saved.
-    auto start = std::find_if(
-        checkpoints_.rbegin(), checkpoints_.rend(),
-        [&](const Checkpoint& c) { return c.start.path == e.path; });
-    if (start == checkpoints_.rend()) {
-      start = std::find_if(checkpoints_.rbegin(), checkpoints_.rend(),
-                           [](const Checkpoint& c) { return !c.ended; });
-    }
-    if (start != checkpoints_.rend()) {
-      if (start->start.iteration) e.iteration = start->start.iteration;
-      if (e.path.empty()) e.path = start->start.path;
-      const auto& t0 = start->start.timestamp_s;
-      if (!start->ended && !e.duration_s && e.timestamp_s && t0 &&
-          *e.timestamp_s >= *t0) {
-        e.duration_s = std::round((*e.timestamp_s - *t0) * 1e6) / 1e6;
-      }
-      start->ended = true;
-    }
-  }
-  if (run_has_records_ && !e.iteration &&
-      e.type != TrainingEventType::kTrainingStart) {
-    e.iteration =
-        last_iteration_;  // saved (or ended) after the last logged step
-  }
-  if (e.type == TrainingEventType::kCheckpointSaveStart) {
-    if (checkpoints_.size() >= 8) checkpoints_.erase(checkpoints_.begin());
-    checkpoints_.push_back({e, false});
-  }
-  // One event per save and step: other ranks, and frameworks that log a save in
-  // several lines or files (NeMo writes "x.ckpt" and "x-last.ckpt"), repeat it.
-  const auto& last = last_event_[type];
-  if (last && last->iteration == e.iteration) return;
-  e.run = run_;
-  last_event_[type] = e;
-  events_.push_back(e);
-  ++stats_.events;
 }
 
 TrainingLogParser::TrainingLogParser(TrainingParserOptions options)
@@ -453,16 +311,17 @@ TrainingLogParser& TrainingLogParser::operator=(TrainingLogParser&&) noexcept =
 
 void TrainingLogParser::Feed(std::string_view chunk) { impl_->Feed(chunk); }
 void TrainingLogParser::Finish() { impl_->Finish(); }
+void TrainingLogParser::Flush() { impl_->runs_.Flush(); }
 std::vector<IterationRecord> TrainingLogParser::TakeRecords() {
-  return impl_->TakeRecords();
+  return impl_->runs_.TakeRecords();
 }
 std::vector<TrainingEvent> TrainingLogParser::TakeEvents() {
-  return impl_->TakeEvents();
+  return impl_->runs_.TakeEvents();
 }
 const TrainingParserStats& TrainingLogParser::stats() const {
   return impl_->stats_;
 }
-int32_t TrainingLogParser::current_run() const { return impl_->run_; }
+int32_t TrainingLogParser::current_run() const { return impl_->runs_.run(); }
 
 TrainingLog ParseTrainingLog(std::string_view text,
                              TrainingParserOptions options) {

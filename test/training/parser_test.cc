@@ -89,9 +89,12 @@ TEST(TrainingParserTest, ComplementaryLinesOfOneStepAreMerged) {
   EXPECT_EQ(*log.records[0].Get(F::kMemMaxAllocatedGb), 22.95);
 }
 
-TEST(TrainingParserTest, MergedRecordIsReEmittedAfterTake) {
+TEST(TrainingParserTest, RecordIsEmittedWhenCompleteAndReEmittedAfterFlush) {
   TrainingLogParser p;
   p.Feed("[Rank 0] step=10, skipped=6, lr=[9.6e-06], mom=[(0.9, 0.95)]\n");
+  // Its step may still print more lines: not complete yet.
+  EXPECT_TRUE(p.TakeRecords().empty());
+  p.Flush();
   auto first = p.TakeRecords();
   ASSERT_EQ(first.size(), 1u);
   EXPECT_FALSE(first[0].Has(F::kMemUsedGb));
@@ -103,6 +106,9 @@ TEST(TrainingParserTest, MergedRecordIsReEmittedAfterTake) {
   EXPECT_EQ(second[0].iteration, 10);
   EXPECT_TRUE(second[0].Has(F::kSkippedIterations));
   EXPECT_EQ(*second[0].Get(F::kMemUsedGb), 3.96);
+  p.Finish();
+  EXPECT_TRUE(p.TakeRecords().empty());
+  EXPECT_EQ(p.stats().records, 1u);
 }
 
 TEST(TrainingParserTest, AnyChunkingGivesTheSameResult) {
