@@ -232,8 +232,9 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
     writer.emplace(std::move(*w));
   }
   // Hands one batch to the store (when storing) and to the printer.
+  std::vector<IterationRecord> records;  // reused batch after batch
   auto consume = [&](TrainingLogParser& p, Printer& pr) -> Status {
-    std::vector<IterationRecord> records = p.TakeRecords();
+    p.TakeRecords(&records);
     std::vector<TrainingEvent> events = p.TakeEvents();
     if (writer && (!records.empty() || !events.empty())) {
       Status st = writer->Write(records, events);

@@ -228,6 +228,9 @@ class LENS_EXPORT TrainingLogParser {
   // Moves out what was completed since the last call, in input order.
   std::vector<IterationRecord> TakeRecords();
   std::vector<TrainingEvent> TakeEvents();
+  // The same into *out (cleared first; its storage is reused by the parser),
+  // so a caller alternating one vector does not reallocate per batch.
+  void TakeRecords(std::vector<IterationRecord>* out);
 
   const TrainingParserStats& stats() const;
   // The run the next record belongs to.

@@ -178,20 +178,30 @@ bool ApplyField(const FieldSpec& spec, const Value& v, IterationRecord* r) {
 }
 
 const KeyCache::Entry& KeyCache::Lookup(std::string_view raw_key) {
-  const size_t n = entries_.size();
-  for (size_t k = 0; k < n; ++k) {
-    const size_t i = (next_ + k) % n;
+  if (next_ < entries_.size() && entries_[next_].raw == raw_key)
+    return entries_[next_++];
+  // FNV-1a over the key's bytes.
+  uint32_t h = 2166136261u;
+  for (unsigned char c : raw_key) h = (h ^ c) * 16777619u;
+  size_t slot = h % kSlots;
+  for (; slots_[slot] != 0; slot = (slot + 1) % kSlots) {
+    const size_t i = slots_[slot] - 1u;
     if (entries_[i].raw == raw_key) {
       next_ = i + 1;
       return entries_[i];
     }
   }
-  if (n >= kMaxEntries) entries_.clear();
+  if (entries_.size() >= kMaxEntries) {
+    entries_.clear();
+    std::fill(std::begin(slots_), std::end(slots_), 0);
+    slot = h % kSlots;
+  }
   Entry e;
   e.raw = std::string(raw_key);
   NormalizeKey(raw_key, &e.normalized);
   e.spec = LookupField(e.normalized);
   entries_.push_back(std::move(e));
+  slots_[slot] = static_cast<uint16_t>(entries_.size());
   next_ = entries_.size();
   return entries_.back();
 }

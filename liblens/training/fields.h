@@ -3,6 +3,7 @@
 #ifndef LENS_TRAINING_FIELDS_H_
 #define LENS_TRAINING_FIELDS_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,8 +48,10 @@ bool ApplyField(const FieldSpec& spec, const Value& value,
                 IterationRecord* record);
 
 // Remembers the printed keys seen so far (frameworks print the same keys on
-// every line), so the hot path skips normalisation and table lookup. Bounded:
-// cleared past kMaxEntries. Not thread-safe; one per parser.
+// every line), so the hot path skips normalisation and table lookup: first the
+// entry after the last hit (keys come in the same order each line), else a
+// hash table. Bounded: cleared past kMaxEntries. Not thread-safe; one per
+// parser.
 class KeyCache {
  public:
   struct Entry {
@@ -60,7 +63,9 @@ class KeyCache {
 
  private:
   static constexpr size_t kMaxEntries = 256;
+  static constexpr size_t kSlots = 512;  // open addressing, load <= 1/2
   std::vector<Entry> entries_;
+  uint16_t slots_[kSlots] = {};  // entry index + 1, 0: empty
   size_t next_ =
       0;  // where the next search starts: keys come in the same order each line
 };

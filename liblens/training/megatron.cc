@@ -3,6 +3,8 @@
 //   loss: 4.447942E+00 |" "iteration=       1/  317892 | consumed_samples=  768
 //   | lm loss=11.133188 | ..." "Training epoch 1, iteration 0/999 |
 //   lr: 2.999e-06 | global_step: 19 | ..."
+#include <string.h>
+
 #include <cmath>
 
 #include "training/fields.h"
@@ -42,8 +44,10 @@ bool ParseMegatronLine(std::string_view line, LineResult* out,
   long long n = 0, m = 0;
   size_t fields_at = 0;
   while (true) {
-    pos = line.find("iteration", pos);
-    if (pos == std::string_view::npos) return false;
+    const void* hit =
+        memmem(line.data() + pos, line.size() - pos, "iteration", 9);
+    if (hit == nullptr) return false;
+    pos = static_cast<size_t>(static_cast<const char*>(hit) - line.data());
     if (ParseCounter(line, pos + 9, &n, &m, &fields_at)) {
       size_t j = SkipBlanks(line, fields_at);
       if (j < line.size() && line[j] == '|') break;

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -38,6 +39,64 @@ size_t GroupedLength(std::string_view s) {
 bool IsWordChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) ||
          c == '_';
+}
+
+// Clinger's fast path: a decimal with at most 15 significant digits and a
+// power of ten within 1e22 converts exactly with one IEEE multiply or divide
+// (both operands are exact doubles), so the result is the correctly rounded
+// value from_chars would give. Accepts from_chars' syntax ("1.", ".5",
+// "2.5E-05"; an 'e' without digits ends the number). Returns the length, or 0
+// to leave the string to from_chars.
+size_t ParseSimpleDecimal(std::string_view s, double* out) {
+  static constexpr double kPow10[] = {
+      1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  uint64_t mantissa = 0;
+  int digits = 0, exp10 = 0;
+  size_t i = 0;
+  bool any = false;
+  while (i < s.size() && IsDigit(s[i])) {
+    mantissa = mantissa * 10 + static_cast<uint64_t>(s[i] - '0');
+    digits += mantissa != 0;
+    ++i;
+    any = true;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && IsDigit(s[i])) {
+      mantissa = mantissa * 10 + static_cast<uint64_t>(s[i] - '0');
+      digits += mantissa != 0;
+      --exp10;
+      ++i;
+      any = true;
+    }
+  }
+  if (!any || digits > 15) return 0;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    size_t j = i + 1;
+    bool negative = false;
+    if (j < s.size() && (s[j] == '+' || s[j] == '-')) negative = s[j++] == '-';
+    if (j < s.size() && IsDigit(s[j])) {
+      int e = 0;
+      while (j < s.size() && IsDigit(s[j])) {
+        if (e > 1000) return 0;
+        e = e * 10 + (s[j++] - '0');
+      }
+      exp10 += negative ? -e : e;
+      i = j;
+    }
+  }
+  const double m = static_cast<double>(mantissa);
+  if (mantissa == 0) {
+    *out = 0;
+  } else if (exp10 >= 0 && exp10 <= 22) {
+    *out = m * kPow10[exp10];
+  } else if (exp10 < 0 && exp10 >= -22) {
+    *out = m / kPow10[-exp10];
+  } else {
+    return 0;
+  }
+  return i;
 }
 
 }  // namespace
@@ -108,6 +167,10 @@ size_t ParseNumber(std::string_view s, double* out, bool allow_grouping) {
     }
   }
   double v = 0;
+  if (size_t n = ParseSimpleDecimal(rest, &v); n > 0) {
+    *out = negative ? -v : v;
+    return i + n;
+  }
   auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v,
                                    std::chars_format::general);
   if (ptr == rest.data()) return 0;

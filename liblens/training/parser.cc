@@ -315,6 +315,9 @@ void TrainingLogParser::Flush() { impl_->runs_.Flush(); }
 std::vector<IterationRecord> TrainingLogParser::TakeRecords() {
   return impl_->runs_.TakeRecords();
 }
+void TrainingLogParser::TakeRecords(std::vector<IterationRecord>* out) {
+  impl_->runs_.TakeRecords(out);
+}
 std::vector<TrainingEvent> TrainingLogParser::TakeEvents() {
   return impl_->runs_.TakeEvents();
 }

@@ -206,9 +206,14 @@ void RunAssembler::ReEmitIfDone(bool changed) {
   if (changed && open_emitted_) records_.push_back(open_);
 }
 
-void RunAssembler::CompleteOpen() {
+void RunAssembler::CompleteOpen(bool keep) {
   if (has_open_ && !open_emitted_) {
-    records_.push_back(open_);
+    if (keep) {
+      records_.push_back(open_);
+    } else {
+      records_.push_back(std::move(open_));
+      has_open_ = false;
+    }
     open_emitted_ = true;
     ++stats_->records;
   }
@@ -216,7 +221,7 @@ void RunAssembler::CompleteOpen() {
   held_events_.clear();
 }
 
-void RunAssembler::Flush() { CompleteOpen(); }
+void RunAssembler::Flush() { CompleteOpen(/*keep=*/true); }
 
 void RunAssembler::NewRun() {
   CompleteOpen();
@@ -278,7 +283,7 @@ void RunAssembler::OnEvent(TrainingEvent& e, uint64_t line) {
   ++stats_->events;
   if (has_open_ && !open_emitted_) {
     held_events_.push_back(e);
-    if (held_events_.size() >= kMaxHeldEvents) CompleteOpen();
+    if (held_events_.size() >= kMaxHeldEvents) CompleteOpen(/*keep=*/true);
   } else {
     events_.push_back(e);
   }

@@ -41,13 +41,20 @@ class RunAssembler {
   std::vector<IterationRecord> TakeRecords() {
     return std::exchange(records_, {});
   }
+  // Swaps the completed records into *out (cleared first), so two buffers
+  // alternate without reallocating.
+  void TakeRecords(std::vector<IterationRecord>* out) {
+    out->clear();
+    out->swap(records_);
+  }
   std::vector<TrainingEvent> TakeEvents() { return std::exchange(events_, {}); }
   int32_t run() const { return run_; }
 
  private:
   void OnEngineLine(IterationRecord& r, RecordRole role);
   void Open(IterationRecord&& r, RecordRole role);
-  void CompleteOpen();
+  // Emits the open record; `keep`: a later line may still merge into it.
+  void CompleteOpen(bool keep = false);
   void NewRun();
   void AttachGroup(IterationRecord* r);
   void ReEmitIfDone(bool changed);

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
 
 namespace lens::training {
 namespace {
@@ -24,6 +28,28 @@ TEST(ParseNumberTest, ParsesIntegersDecimalsAndExponents) {
   EXPECT_DOUBLE_EQ(Num("-0.5"), -0.5);
   EXPECT_DOUBLE_EQ(Num("+2"), 2);
   EXPECT_DOUBLE_EQ(Num(".25"), 0.25);
+}
+
+// The fast path for short decimals must give exactly what from_chars gives,
+// and stop where it stops ("1e" ends before the 'e').
+TEST(ParseNumberTest, FastPathMatchesFromCharsBitForBit) {
+  std::mt19937_64 rng(7);
+  const char* const kTails[] = {"",   "e5",   "E-07", "e+22", "e-22", "e",
+                                "E+", "e300", "|",    " ms",  "%",    "GB"};
+  for (int i = 0; i < 200000; ++i) {
+    std::string s = std::to_string(rng() % 100000000000ull);
+    const int dot = static_cast<int>(rng() % (s.size() + 2)) - 1;
+    if (dot >= 0) s.insert(static_cast<size_t>(dot), ".");
+    if (rng() % 4 == 0) s.insert(0, std::string(rng() % 4, '0'));
+    s += kTails[rng() % std::size(kTails)];
+    double want = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), want);
+    if (ec != std::errc()) continue;
+    double got = -1;
+    const size_t n = ParseNumber(s, &got, false);
+    ASSERT_EQ(n, static_cast<size_t>(ptr - s.data())) << s;
+    ASSERT_EQ(std::memcmp(&got, &want, sizeof(double)), 0) << s;
+  }
 }
 
 TEST(ParseNumberTest, ParsesNanAndInfinityInAnyCase) {
