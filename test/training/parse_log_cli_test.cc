@@ -1,0 +1,81 @@
+// `lens parse-log` (the real binary): every (run, iteration) printed once in
+// every per-record format, in input order, as many as the library parses.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "lens/training.h"
+
+namespace lens {
+namespace {
+
+std::string RunCli(const std::string& args) {
+  std::string out;
+  FILE* p = ::popen((std::string(LENS_CLI_BIN) + " " + args).c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  EXPECT_EQ(::pclose(p), 0) << args;
+  return out;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  for (size_t nl; (nl = text.find('\n', start)) != std::string::npos;
+       start = nl + 1) {
+    lines.push_back(text.substr(start, nl - start));
+  }
+  return lines;
+}
+
+class ParseLogCliTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ParseLogCliTest, PrintsEveryIterationOnceInEveryFormat) {
+  const std::string path =
+      std::string(LENS_FIXTURES_DIR) + "/training/" + GetParam();
+  auto log = ParseTrainingLogFile(path);
+  ASSERT_TRUE(log.ok());
+  const size_t want = log->records.size();
+  ASSERT_GT(want, 0u);
+
+  // jsonl: the records in order, each (run, iteration) once, as the library.
+  std::set<std::pair<int, long>> seen;
+  size_t i = 0;
+  for (const std::string& line :
+       Lines(RunCli("parse-log --format jsonl " + path))) {
+    if (line.find("\"type\":\"iteration\"") == std::string::npos) continue;
+    ASSERT_LT(i, want);
+    std::string lib;
+    AppendJson(log->records[i], &lib);
+    EXPECT_EQ(line, lib);
+    EXPECT_TRUE(
+        seen.emplace(log->records[i].run, log->records[i].iteration).second);
+    ++i;
+  }
+  EXPECT_EQ(i, want);
+  // csv and table: a header and one row per record.
+  EXPECT_EQ(Lines(RunCli("parse-log --format csv " + path)).size(), want + 1);
+  EXPECT_EQ(Lines(RunCli("parse-log --format table " + path)).size(),
+            want + Lines(TableHeader()).size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Training, ParseLogCliTest,
+                         ::testing::Values("alcf_resumed_2025.log",
+                                           "polaris_2024.log",
+                                           "megatron_deepspeed.log",
+                                           "deepspeed.log", "torchtitan.log"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c)))
+                               c = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace lens
