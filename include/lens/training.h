@@ -92,6 +92,10 @@ enum class IterationField : uint8_t {
   kMemTotalGb,           //
   kMemUsageRatio,        // used / total, 0..1
   kMemMaxAllocatedGb,    // peak allocated (DeepSpeed MaxMemAllocated)
+  kMaxMemRank,           // Primus "rank-N max mem usage/usage_ratio": N, the
+                         // rank using the most device memory
+  kMaxMemUsedGb,         // that rank's memory in use, GB as printed
+  kMaxMemUsageRatio,     // that rank's used / total, 0..1
   kCount,
 };
 

@@ -46,6 +46,18 @@ constexpr FieldSpec kSpecs[] = {
     {"rocm mem usage/free/total/usage ratio", K::kMemQuad, F::kMemUsedGb, kNone,
      1},
     {"mem usages", K::kScalar, F::kMemUsageRatio, kNone, 1},
+    // Primus 2026 (print_rank_last patch): "compute per GPU (TFLOP/s/GPU):
+    // X (avg Y)", "tokens/s/GPU inst/harmonic mean: X/Y", and the rank with
+    // the most memory, whose "rank-N " prefix the Megatron parser moves into
+    // kMaxMemRank before the lookup.
+    {"compute per gpu tflop/s/gpu", K::kPair, F::kTflopsPerGpu,
+     F::kTflopsPerGpuAvg, 1},
+    {"tokens/s/gpu inst/harmonic mean", K::kPair, F::kTokensPerSPerGpu,
+     F::kTokensPerSPerGpuAvg, 1},
+    {"max mem usage/usage ratio", K::kPair, F::kMaxMemUsedGb,
+     F::kMaxMemUsageRatio, 1},
+    {"rocm max mem usage/usage ratio", K::kPair, F::kMaxMemUsedGb,
+     F::kMaxMemUsageRatio, 1},
     {"iteration", K::kIgnore, kNone, kNone, 1},
     // NeMo 2 / Lightning
     {"reduced train loss", K::kScalar, F::kLoss, kNone, 1},
@@ -72,14 +84,16 @@ constexpr FieldSpec kSpecs[] = {
     {"samples/sec", K::kScalar, F::kSamplesPerS, kNone, 1},
 };
 
-constexpr bool IsRatio(F f) { return f == F::kMfu || f == F::kMemUsageRatio; }
+constexpr bool IsRatio(F f) {
+  return f == F::kMfu || f == F::kMemUsageRatio || f == F::kMaxMemUsageRatio;
+}
 
 // Scale for a printed unit: memory to GB, time to the field's base.
 double UnitScale(F f, std::string_view unit) {
   if (unit.empty()) return 1;
   if (unit == "%") return IsRatio(f) ? 0.01 : 1;
   if (f == F::kMemUsedGb || f == F::kMemFreeGb || f == F::kMemTotalGb ||
-      f == F::kMemMaxAllocatedGb) {
+      f == F::kMemMaxAllocatedGb || f == F::kMaxMemUsedGb) {
     if (unit == "MB" || unit == "MiB") return 1.0 / 1024;
     if (unit == "TB" || unit == "TiB") return 1024;
     if (unit == "KB" || unit == "KiB") return 1.0 / (1024 * 1024);

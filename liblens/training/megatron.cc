@@ -74,8 +74,18 @@ bool ParseMegatronLine(std::string_view line, LineResult* out,
       if (!TrimBlanks(seg).empty()) out->malformed = true;
       continue;
     }
-    if (!StoreField(seg.substr(0, sep), seg.substr(sep + 1), false, &r,
-                    &scratch->keys, &global_step)) {
+    std::string_view key = seg.substr(0, sep);
+    // Primus: "rank-3 rocm max mem usage/usage_ratio": the rank is a value.
+    if (std::string_view k = TrimBlanks(key); k.substr(0, 5) == "rank-") {
+      long long rank = 0;
+      const size_t n = ParseInt(k.substr(5), &rank);
+      if (n > 0 && 5 + n < k.size() && IsBlank(k[5 + n])) {
+        r.Set(IterationField::kMaxMemRank, static_cast<double>(rank));
+        key = k.substr(5 + n);
+      }
+    }
+    if (!StoreField(key, seg.substr(sep + 1), false, &r, &scratch->keys,
+                    &global_step)) {
       out->malformed = true;
     }
   }

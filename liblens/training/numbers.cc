@@ -205,6 +205,7 @@ bool ParseValue(std::string_view s, Value* v, bool allow_grouping) {
     v->unit[v->count] = s.substr(unit_start, i - unit_start);
     ++v->count;
     if (i == s.size()) return true;
+    while (i + 1 < s.size() && IsBlank(s[i]) && s[i + 1] == '(') ++i;
     if (s[i] == '/') {
       ++i;
       while (i < s.size() && IsBlank(s[i]))
@@ -212,6 +213,11 @@ bool ParseValue(std::string_view s, Value* v, bool allow_grouping) {
     } else if (s[i] == '(' && s.back() == ')') {
       s.remove_suffix(1);
       ++i;
+      // Primus 2026: "1255.4 (avg 1255.4)".
+      if (s.substr(i, 3) == "avg") {
+        i += 3;
+        while (i < s.size() && IsBlank(s[i])) ++i;
+      }
     } else {
       return false;
     }

@@ -27,6 +27,50 @@ double Get(const IterationRecord& r, F f) {
   return r.Get(f).value_or(-1);
 }
 
+// Primus since 2025-12-27 rewrites Megatron's line (print_rank_last patch,
+// AMD-AGI/Primus @ 2046b02a): no trailing '|', "X (avg Y)" throughput,
+// "tokens/s/GPU inst/harmonic mean", memory segments last with the rank using
+// the most memory as part of the key. Shape from the format strings.
+TEST(PrimusFormatTest, Parses2026FieldsWithTheRankAsAValue) {
+  LineResult r = Parse(
+      "[2026-08-12 08:40:22] iteration        2/      50 | consumed samples:  "
+      "        256 | elapsed time per iteration (ms): 6046.6/6012.4 | compute "
+      "per GPU (TFLOP/s/GPU): 1255.4 (avg 1249.8)  | tokens/s/GPU "
+      "inst/harmonic mean: 2709.6/2697.1 | learning rate: 1.000000E-05 | "
+      "global batch size:   128 | lm loss: 1.189062E+01 | loss scale: 1.0 | "
+      "grad norm: 7.499 | number of skipped iterations:   0 | number of nan "
+      "iterations:   0 | hip mem usage/free/total/usage_ratio: "
+      "153.81GB/102.17GB/255.98GB/60.09%  | rocm mem usage/free/total/"
+      "usage_ratio: 160.02GB/95.96GB/255.98GB/62.51% | rank-3 rocm max mem "
+      "usage/usage_ratio: 161.50GB/63.09%");
+  ASSERT_EQ(r.kind, LineKind::kRecord);
+  EXPECT_FALSE(r.malformed);
+  const IterationRecord& rec = r.record;
+  EXPECT_EQ(rec.iteration, 2);
+  EXPECT_DOUBLE_EQ(Get(rec, F::kTflopsPerGpu), 1255.4);
+  EXPECT_DOUBLE_EQ(Get(rec, F::kTflopsPerGpuAvg), 1249.8);
+  EXPECT_DOUBLE_EQ(Get(rec, F::kTokensPerSPerGpu), 2709.6);
+  EXPECT_DOUBLE_EQ(Get(rec, F::kTokensPerSPerGpuAvg), 2697.1);
+  EXPECT_DOUBLE_EQ(Get(rec, F::kElapsedMsAvg), 6012.4);
+  EXPECT_EQ(Get(rec, F::kMaxMemRank), 3);
+  EXPECT_DOUBLE_EQ(Get(rec, F::kMaxMemUsedGb), 161.50);
+  EXPECT_DOUBLE_EQ(Get(rec, F::kMaxMemUsageRatio), 0.6309);
+  EXPECT_DOUBLE_EQ(Get(rec, F::kMemUsedGb), 160.02);  // rocm's, printed last
+  EXPECT_TRUE(rec.extra.empty()) << rec.extra.front().first;
+  // The 2025-12 form: "rank-N max mem usage/usage_ratio" in GiB, no space
+  // before "(avg".
+  LineResult old = Parse(
+      " iteration       20/    5000 | compute per GPU (TFLOP/s/GPU): "
+      "567.6(avg 568.0) | rank-12 max mem usage/usage_ratio: 150.20GiB/58.68% "
+      "| lm loss: 6.5E-03 |");
+  ASSERT_EQ(old.kind, LineKind::kRecord);
+  EXPECT_FALSE(old.malformed);
+  EXPECT_DOUBLE_EQ(Get(old.record, F::kTflopsPerGpuAvg), 568.0);
+  EXPECT_EQ(Get(old.record, F::kMaxMemRank), 12);
+  EXPECT_DOUBLE_EQ(Get(old.record, F::kMaxMemUsedGb), 150.20);
+  EXPECT_TRUE(old.record.extra.empty());
+}
+
 TEST(MegatronFormatTest, ParsesCurrentMegatronLine) {
   LineResult r = Parse(
       " [2025-02-11 09:12:44] iteration      200/  500000 | consumed samples:  "
