@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "commands.h"
@@ -141,14 +142,41 @@ class Printer {
         summary_(summary) {}
 
   void Add(const std::vector<IterationRecord>& records,
-           const std::vector<TrainingEvent>& events) {
-    size_t i = 0, j = 0;
-    while (i < records.size() || j < events.size()) {
-      if (j == events.size() ||
-          (i < records.size() && records[i].line < events[j].line)) {
-        Emit(records[i++]);
-      } else {
-        Emit(events[j++]);
+           const std::vector<TrainingEvent>& events,
+           const std::vector<ValidationRecord>& validations,
+           const std::vector<MemoryReport>& memory) {
+    size_t i[4] = {0, 0, 0, 0};
+    auto line = [&](size_t k) -> uint64_t {
+      switch (k) {
+        case 0:
+          return i[0] < records.size() ? records[i[0]].line : UINT64_MAX;
+        case 1:
+          return i[1] < events.size() ? events[i[1]].line : UINT64_MAX;
+        case 2:
+          return i[2] < validations.size() ? validations[i[2]].line
+                                           : UINT64_MAX;
+        default:
+          return i[3] < memory.size() ? memory[i[3]].line : UINT64_MAX;
+      }
+    };
+    while (true) {
+      size_t next = 0;
+      for (size_t k = 1; k < 4; ++k)
+        if (line(k) < line(next)) next = k;
+      if (line(next) == UINT64_MAX) return;
+      switch (next) {
+        case 0:
+          Emit(records[i[0]++]);
+          break;
+        case 1:
+          Emit(events[i[1]++]);
+          break;
+        case 2:
+          Emit(validations[i[2]++]);
+          break;
+        default:
+          Emit(memory[i[3]++]);
+          break;
       }
     }
   }
@@ -175,10 +203,14 @@ class Printer {
     out_->MaybeFlush();
   }
 
-  void Emit(const TrainingEvent& e) {
-    if (summary_ != nullptr) summary_->Add(e);
+  // Events, validations and memory reports: JSON outputs only.
+  template <typename T>
+  void Emit(const T& item) {
+    if constexpr (!std::is_same_v<T, MemoryReport>) {
+      if (summary_ != nullptr) summary_->Add(item);
+    }
     if (format_ == Format::kJson || format_ == Format::kJsonl) {
-      AppendJsonItem(e, &out_->buf());
+      AppendJsonItem(item, &out_->buf());
       out_->MaybeFlush();
     }
   }
@@ -236,6 +268,8 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
   auto consume = [&](TrainingLogParser& p, Printer& pr) -> Status {
     p.TakeRecords(&records);
     std::vector<TrainingEvent> events = p.TakeEvents();
+    std::vector<ValidationRecord> validations = p.TakeValidations();
+    std::vector<MemoryReport> memory = p.TakeMemoryReports();
     if (writer && (!records.empty() || !events.empty())) {
       Status st = writer->Write(records, events);
       if (!st.ok())
@@ -243,7 +277,7 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
       sink->records += records.size();
       sink->events += events.size();
     }
-    pr.Add(records, events);
+    pr.Add(records, events, validations, memory);
     return OkStatus();
   };
   TrainingLogParser parser;

@@ -176,6 +176,52 @@ struct LENS_EXPORT TrainingEvent {
   std::string path;  // checkpoint path, when printed (at most 4 KiB)
 };
 
+// Which data an evaluation ran on.
+enum class EvaluationSplit : uint8_t { kValidation, kTest };
+
+// "validation" or "test".
+LENS_EXPORT std::string_view EvaluationSplitName(EvaluationSplit split);
+
+// A validation (or test) evaluation the log printed: Megatron's "validation
+// loss at iteration N | lm loss value: .. | lm loss PPL: .. |", HF Trainer's
+// {'eval_loss': ..} dict, TorchTitan's "validate step: N  loss: ..", and
+// Lightning's "'val_loss' reached X" checkpoint line.
+struct LENS_EXPORT ValidationRecord {
+  int32_t run = 1;
+  int64_t iteration = 0;  // the training iteration evaluated (as printed, else
+                          // the run's latest iteration)
+  uint64_t line = 0;      // 1-based line number in the parser's input
+  TrainingFormat format = TrainingFormat::kUnknown;
+  std::optional<double> timestamp_s;  // Unix seconds from the line's prefix
+  EvaluationSplit split = EvaluationSplit::kValidation;
+  // The evaluation after training ended (Megatron "... on validation set",
+  // "... on test set", "at the end of training"), not a periodic one.
+  bool end_of_training = false;
+  std::optional<double> loss;        // the language-model loss
+  std::optional<double> perplexity;  // as printed (Megatron "lm loss PPL")
+  // Other printed values, normalised names ("reg loss", "reg loss ppl",
+  // "eval runtime"), at most 32.
+  std::vector<std::pair<std::string, double>> extra;
+};
+
+// Megatron's per-rank device memory report: "[Rank N] (after N iterations)
+// memory (MB) | allocated: .. | max allocated: .. | reserved: .. | max
+// reserved: ..", printed by one rank of each model-parallel group.
+struct LENS_EXPORT MemoryReport {
+  int32_t run = 1;
+  std::optional<int64_t> iteration;  // "(after N iterations)", "(before
+                                     // save_checkpoint for iteration N)"
+  uint64_t line = 0;                 // 1-based line number
+  TrainingFormat format = TrainingFormat::kUnknown;
+  std::optional<double> timestamp_s;
+  int32_t rank = 0;
+  // What the report follows, as printed in parentheses: "after 10
+  // iterations", "before save_checkpoint for iteration 200" (<= 128 bytes).
+  std::string context;
+  std::optional<double> allocated_mb, max_allocated_mb, reserved_mb,
+      max_reserved_mb;  // MiB, as printed ("MB")
+};
+
 struct TrainingParserOptions {
   int32_t first_run =
       1;  // number of the first run (continue numbering across restarts)
@@ -195,6 +241,8 @@ struct TrainingParserStats {
   uint64_t lines = 0;
   uint64_t records = 0;               // iteration records emitted (after dedup)
   uint64_t events = 0;                // events emitted
+  uint64_t validations = 0;           // validation records emitted
+  uint64_t memory_reports = 0;        // memory reports emitted
   uint64_t duplicate_iterations = 0;  // repeated iterations dropped (or merged)
   uint64_t unparsed_candidates = 0;
   uint64_t oversized_lines = 0;
@@ -232,6 +280,8 @@ class LENS_EXPORT TrainingLogParser {
   // Moves out what was completed since the last call, in input order.
   std::vector<IterationRecord> TakeRecords();
   std::vector<TrainingEvent> TakeEvents();
+  std::vector<ValidationRecord> TakeValidations();
+  std::vector<MemoryReport> TakeMemoryReports();
   // The same into *out (cleared first; its storage is reused by the parser),
   // so a caller alternating one vector does not reallocate per batch.
   void TakeRecords(std::vector<IterationRecord>* out);
@@ -249,6 +299,8 @@ class LENS_EXPORT TrainingLogParser {
 struct TrainingLog {
   std::vector<IterationRecord> records;
   std::vector<TrainingEvent> events;
+  std::vector<ValidationRecord> validations;
+  std::vector<MemoryReport> memory_reports;
   TrainingParserStats stats;
 };
 
@@ -275,7 +327,10 @@ struct RunSummary {
   uint64_t skipped_iterations =
       0;  // sum (Megatron) or last value (DeepSpeed total counter)
   uint64_t checkpoints =
-      0;               // checkpoint saves (end events, or starts if no end)
+      0;  // checkpoint saves (end events, or starts if no end)
+  uint64_t validations = 0;  // validation records (test split excluded)
+  std::optional<int64_t> last_validation_iteration;
+  std::optional<double> last_validation_loss;
   bool ended = false;  // a training-end event was seen
 };
 
@@ -294,6 +349,7 @@ class LENS_EXPORT TrainingSummaryBuilder {
   TrainingSummaryBuilder& operator=(TrainingSummaryBuilder&&) noexcept;
   void Add(const IterationRecord& record);
   void Add(const TrainingEvent& event);
+  void Add(const ValidationRecord& validation);
   // Summaries of the runs kept, ordered by run number.
   std::vector<RunSummary> Build() const;
   // Runs dropped to stay within max_runs (the oldest first).
@@ -318,6 +374,14 @@ LENS_EXPORT void AppendJson(const IterationRecord& record, std::string* out);
 // {"type":"training_start"|...,"run":..,"line":..,...}
 LENS_EXPORT void AppendJson(const TrainingEvent& event, std::string* out);
 LENS_EXPORT void AppendJson(const RunSummary& summary, std::string* out);
+// {"type":"validation","run":..,"line":..,"format":..,"iteration":..,
+// "split":"validation"|"test","loss":..,"perplexity":..,"extra":{..}}
+LENS_EXPORT void AppendJson(const ValidationRecord& validation,
+                            std::string* out);
+// {"type":"memory_report","run":..,"line":..,"format":..,"iteration":..,
+// "rank":..,"context":..,"allocated_mb":..,"max_allocated_mb":..,"reserved_mb":..,
+// "max_reserved_mb":..}
+LENS_EXPORT void AppendJson(const MemoryReport& report, std::string* out);
 
 // CSV with a fixed header (CsvHeader()) and one row per record; absent fields
 // are empty.

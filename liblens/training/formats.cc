@@ -72,7 +72,9 @@ void ParseLine(std::string_view line, const LinePrefix& prefix, LineResult* out,
     if (prefix.primus && out->record.format == TrainingFormat::kMegatron) {
       out->record.format = TrainingFormat::kPrimus;
     }
-  } else if (!ParseTorchTitanLine(line, out, scratch) &&
+  } else if (!ParseValidationLine(line, out) &&
+             !ParseMemoryReportLine(line, out) &&
+             !ParseTorchTitanLine(line, out, scratch) &&
              !ParseDeepSpeedLine(line, out, scratch) &&
              !ParseDeepSpeedPipeLine(line, out, scratch) &&
              !ParseHfTrainerLine(line, out, scratch) &&
@@ -89,6 +91,15 @@ void ParseLine(std::string_view line, const LinePrefix& prefix, LineResult* out,
     out->event.timestamp_s = prefix.timestamp_s;
     if (prefix.primus && out->event.format == TrainingFormat::kMegatron) {
       out->event.format = TrainingFormat::kPrimus;
+    }
+  } else if (out->kind == LineKind::kValidation) {
+    out->validation.timestamp_s = prefix.timestamp_s;
+    if (prefix.primus && out->validation.format == TrainingFormat::kMegatron)
+      out->validation.format = TrainingFormat::kPrimus;
+  } else if (out->kind == LineKind::kMemoryReport) {
+    for (MemoryReport& m : out->memory) {
+      m.timestamp_s = prefix.timestamp_s;
+      if (prefix.primus) m.format = TrainingFormat::kPrimus;
     }
   }
 }

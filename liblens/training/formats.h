@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lens/training.h"
 #include "training/fields.h"
@@ -14,12 +15,14 @@
 namespace lens::training {
 
 enum class LineKind : uint8_t {
-  kNothing,     // noise
-  kRecord,      // an iteration record (`record`)
-  kEvent,       // an event (`event`)
-  kProgress,    // a progress bar "N/M" (`progress`, `progress_total`)
-  kTotalSteps,  // the run's total step count was announced (`progress_total`)
-  kCandidate,   // looks like a metric line but matched no format
+  kNothing,       // noise
+  kRecord,        // an iteration record (`record`)
+  kEvent,         // an event (`event`)
+  kProgress,      // a progress bar "N/M" (`progress`, `progress_total`)
+  kTotalSteps,    // the run's total step count was announced (`progress_total`)
+  kCandidate,     // looks like a metric line but matched no format
+  kValidation,    // a validation/test evaluation (`validation`)
+  kMemoryReport,  // per-rank memory reports (`memory`; glued lines give more)
 };
 
 // How a record line relates to the step it reports. A log's records come from
@@ -42,6 +45,9 @@ struct LineResult {
   bool malformed =
       false;  // a record with fields that did not parse (truncated, garbled)
   TrainingEvent event;
+  ValidationRecord validation;
+  bool validation_iteration_known = true;  // false: the run's latest applies
+  std::vector<MemoryReport> memory;
   long long progress = 0;
   long long progress_total = 0;
 };
@@ -68,6 +74,9 @@ bool ParseDeepSpeedLine(std::string_view line, LineResult* out,
 bool ParseHfTrainerLine(std::string_view line, LineResult* out,
                         Scratch* scratch);
 bool ParseProgressLine(std::string_view line, LineResult* out);
+// evaluation.cc: validation results and Megatron's memory reports.
+bool ParseValidationLine(std::string_view line, LineResult* out);
+bool ParseMemoryReportLine(std::string_view line, LineResult* out);
 bool ParseEventLine(std::string_view line, LineResult* out);
 
 // True when a line that no format accepted still looks like metrics (format

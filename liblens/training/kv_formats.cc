@@ -60,6 +60,8 @@ bool ParseTorchTitanLine(std::string_view line, LineResult* out,
                          Scratch* scratch) {
   size_t at = FindWord(line, "step:");
   if (at == std::string_view::npos) return false;
+  // "validate step: N  loss: ..." is an evaluation (evaluation.cc).
+  if (at >= 9 && line.substr(at - 9, 9) == "validate ") return false;
   std::string_view rest = line.substr(at + 5);
   while (!rest.empty() && IsBlank(rest.front())) rest.remove_prefix(1);
   long long step = 0;
@@ -243,8 +245,29 @@ bool ParseHfTrainerLine(std::string_view line, LineResult* out,
     out->event.format = TrainingFormat::kHfTrainer;
     return true;
   }
-  if (has_eval) {  // evaluation results are not training iterations
-    out->kind = LineKind::kNothing;
+  if (has_eval) {  // an evaluation: {'eval_loss': ..., 'eval_runtime': ...}
+    out->kind = LineKind::kValidation;
+    out->validation = ValidationRecord();
+    out->validation.format = TrainingFormat::kHfTrainer;
+    out->validation_iteration_known = false;  // the latest step
+    std::string norm;
+    SplitTopLevel(body, [&](std::string_view seg) {
+      size_t colon = seg.find("': ");
+      if (seg.size() < 4 || seg.front() != '\'' ||
+          colon == std::string_view::npos || seg.substr(1, 5) != "eval_")
+        return;
+      std::string_view value = seg.substr(colon + 3);
+      if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"'))
+        value = value.substr(1, value.size() - 2);
+      double v = 0;
+      if (ParseNumber(value, &v, false) != value.size()) return;
+      NormalizeKey(seg.substr(6, colon - 6), &norm);
+      if (norm == "loss") {
+        out->validation.loss = v;
+      } else if (out->validation.extra.size() < 32) {
+        out->validation.extra.emplace_back(norm, v);
+      }
+    });
     return true;
   }
   return false;

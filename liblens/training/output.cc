@@ -57,7 +57,72 @@ std::string Scientific(std::optional<double> v) {
   return buf;
 }
 
+void AppendExtra(const std::vector<std::pair<std::string, double>>& extra,
+                 std::string* out) {
+  if (extra.empty()) return;
+  out->append(",\"extra\":{");
+  for (size_t i = 0; i < extra.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    AppendJsonString(extra[i].first, out);
+    out->push_back(':');
+    AppendNumber(extra[i].second, false, out);
+  }
+  out->push_back('}');
+}
+
+// The keys every item starts with: type, run, line, format.
+void AppendHead(std::string_view type, int32_t run, uint64_t line,
+                TrainingFormat format, std::string* out) {
+  out->append("{\"type\":");
+  AppendJsonString(type, out);
+  Key("run", out);
+  AppendInt(run, out);
+  Key("line", out);
+  AppendInt(static_cast<int64_t>(line), out);
+  Key("format", out);
+  AppendJsonString(TrainingFormatName(format), out);
+}
+
+void AppendOptional(std::string_view key, std::optional<double> v,
+                    std::string* out) {
+  if (!v) return;
+  Key(key, out);
+  AppendNumber(*v, false, out);
+}
+
 }  // namespace
+
+void AppendJson(const ValidationRecord& v, std::string* out) {
+  AppendHead("validation", v.run, v.line, v.format, out);
+  Key("iteration", out);
+  AppendInt(v.iteration, out);
+  AppendOptional("timestamp", v.timestamp_s, out);
+  Key("split", out);
+  AppendJsonString(EvaluationSplitName(v.split), out);
+  if (v.end_of_training) out->append(",\"end_of_training\":true");
+  AppendOptional("loss", v.loss, out);
+  AppendOptional("perplexity", v.perplexity, out);
+  AppendExtra(v.extra, out);
+  out->push_back('}');
+}
+
+void AppendJson(const MemoryReport& m, std::string* out) {
+  AppendHead("memory_report", m.run, m.line, m.format, out);
+  if (m.iteration) {
+    Key("iteration", out);
+    AppendInt(*m.iteration, out);
+  }
+  AppendOptional("timestamp", m.timestamp_s, out);
+  Key("rank", out);
+  AppendInt(m.rank, out);
+  Key("context", out);
+  AppendJsonString(m.context, out);
+  AppendOptional("allocated_mb", m.allocated_mb, out);
+  AppendOptional("max_allocated_mb", m.max_allocated_mb, out);
+  AppendOptional("reserved_mb", m.reserved_mb, out);
+  AppendOptional("max_reserved_mb", m.max_reserved_mb, out);
+  out->push_back('}');
+}
 
 void AppendJson(const IterationRecord& r, std::string* out) {
   out->append("{\"type\":\"iteration\",\"run\":");
@@ -86,28 +151,13 @@ void AppendJson(const IterationRecord& r, std::string* out) {
       AppendNumber(*v, f.integer, out);
     }
   }
-  if (!r.extra.empty()) {
-    out->append(",\"extra\":{");
-    for (size_t i = 0; i < r.extra.size(); ++i) {
-      if (i > 0) out->push_back(',');
-      AppendJsonString(r.extra[i].first, out);
-      out->push_back(':');
-      AppendNumber(r.extra[i].second, false, out);
-    }
-    out->push_back('}');
-  }
+  AppendExtra(r.extra, out);
+
   out->push_back('}');
 }
 
 void AppendJson(const TrainingEvent& e, std::string* out) {
-  out->append("{\"type\":");
-  AppendJsonString(TrainingEventTypeName(e.type), out);
-  Key("run", out);
-  AppendInt(e.run, out);
-  Key("line", out);
-  AppendInt(static_cast<int64_t>(e.line), out);
-  Key("format", out);
-  AppendJsonString(TrainingFormatName(e.format), out);
+  AppendHead(TrainingEventTypeName(e.type), e.run, e.line, e.format, out);
   if (e.iteration) {
     Key("iteration", out);
     AppendInt(*e.iteration, out);
@@ -162,6 +212,10 @@ void AppendJson(const RunSummary& s, std::string* out) {
   AppendInt(static_cast<int64_t>(s.skipped_iterations), out);
   Key("checkpoints", out);
   AppendInt(static_cast<int64_t>(s.checkpoints), out);
+  Key("validations", out);
+  AppendInt(static_cast<int64_t>(s.validations), out);
+  opt_int("last_validation_iteration", s.last_validation_iteration);
+  opt("last_validation_loss", s.last_validation_loss);
   Key("ended", out);
   out->append(s.ended ? "true" : "false");
   out->push_back('}');
@@ -268,6 +322,16 @@ std::string FormatSummary(const std::vector<RunSummary>& runs,
                   Scientific(s.first_loss).c_str(),
                   Scientific(s.last_loss).c_str());
     out.append(buf);
+    if (s.validations > 0) {
+      std::snprintf(
+          buf, sizeof(buf),
+          "  validation    %" PRIu64
+          " evaluations, last loss %s at "
+          "iteration %lld\n",
+          s.validations, Scientific(s.last_validation_loss).c_str(),
+          static_cast<long long>(s.last_validation_iteration.value_or(0)));
+      out.append(buf);
+    }
     std::snprintf(buf, sizeof(buf),
                   "  nan loss records %" PRIu64 ", nan iterations %" PRIu64
                   ", skipped iterations %" PRIu64 ", checkpoints %" PRIu64 "\n",

@@ -290,6 +290,13 @@ void TrainingLogParser::Impl::ProcessText(std::string_view text,
     case LineKind::kEvent:
       runs_.OnEvent(result_.event, line_no_);
       return;
+    case LineKind::kValidation:
+      runs_.OnValidation(result_.validation, result_.validation_iteration_known,
+                         line_no_);
+      return;
+    case LineKind::kMemoryReport:
+      runs_.OnMemoryReports(result_.memory, line_no_);
+      return;
     case LineKind::kProgress:
       runs_.OnProgress(result_.progress, result_.progress_total);
       return;
@@ -321,6 +328,12 @@ void TrainingLogParser::TakeRecords(std::vector<IterationRecord>* out) {
 std::vector<TrainingEvent> TrainingLogParser::TakeEvents() {
   return impl_->runs_.TakeEvents();
 }
+std::vector<ValidationRecord> TrainingLogParser::TakeValidations() {
+  return impl_->runs_.TakeValidations();
+}
+std::vector<MemoryReport> TrainingLogParser::TakeMemoryReports() {
+  return impl_->runs_.TakeMemoryReports();
+}
 const TrainingParserStats& TrainingLogParser::stats() const {
   return impl_->stats_;
 }
@@ -334,6 +347,8 @@ TrainingLog ParseTrainingLog(std::string_view text,
   TrainingLog log;
   log.records = parser.TakeRecords();
   log.events = parser.TakeEvents();
+  log.validations = parser.TakeValidations();
+  log.memory_reports = parser.TakeMemoryReports();
   log.stats = parser.stats();
   return log;
 }
@@ -365,6 +380,8 @@ StatusOr<TrainingLog> ParseTrainingLogFile(const std::string& path,
   parser.Finish();
   log.records = parser.TakeRecords();
   log.events = parser.TakeEvents();
+  log.validations = parser.TakeValidations();
+  log.memory_reports = parser.TakeMemoryReports();
   log.stats = parser.stats();
   return log;
 }

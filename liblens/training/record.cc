@@ -87,6 +87,10 @@ std::string_view TrainingFormatName(TrainingFormat format) {
   return "unknown";
 }
 
+std::string_view EvaluationSplitName(EvaluationSplit split) {
+  return split == EvaluationSplit::kTest ? "test" : "validation";
+}
+
 std::string_view TrainingEventTypeName(TrainingEventType type) {
   switch (type) {
     case TrainingEventType::kTrainingStart:

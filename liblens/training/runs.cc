@@ -105,8 +105,7 @@ void RunAssembler::OnRecord(LineResult& result, uint64_t line) {
       has_open_ = false;
       run_has_records_ = prev_run_has_records_;
       last_iteration_ = prev_last_iteration_;
-      for (auto& e : held_events_) events_.push_back(std::move(e));
-      held_events_.clear();
+      ReleaseHeld();
     }
   }
   if (!result.iteration_known) {
@@ -217,8 +216,56 @@ void RunAssembler::CompleteOpen(bool keep) {
     open_emitted_ = true;
     ++stats_->records;
   }
-  for (auto& e : held_events_) events_.push_back(std::move(e));
-  held_events_.clear();
+  ReleaseHeld();
+}
+
+void RunAssembler::ReleaseHeld() {
+  for (auto& e : held_.events) events_.push_back(std::move(e));
+  for (auto& v : held_.validations) validations_.push_back(std::move(v));
+  for (auto& m : held_.memory_reports) memory_reports_.push_back(std::move(m));
+  held_.events.clear();
+  held_.validations.clear();
+  held_.memory_reports.clear();
+}
+
+template <typename T>
+void RunAssembler::Emit(T&& item, std::vector<std::decay_t<T>>* out,
+                        std::vector<std::decay_t<T>>* held) {
+  if (has_open_ && !open_emitted_) {
+    held->push_back(std::forward<T>(item));
+    if (held_.size() >= kMaxHeldEvents) CompleteOpen(/*keep=*/true);
+  } else {
+    out->push_back(std::forward<T>(item));
+  }
+}
+
+void RunAssembler::OnValidation(ValidationRecord& v, bool iteration_known,
+                                uint64_t line) {
+  v.line = line;
+  v.run = run_;
+  if (v.format == TrainingFormat::kUnknown) v.format = run_format_;
+  if (!iteration_known) v.iteration = run_has_records_ ? last_iteration_ : 0;
+  // Every rank printing the same result (TorchTitan) is one result.
+  const auto key = std::make_tuple(v.iteration, v.split, v.end_of_training);
+  if (last_validation_ == key) return;
+  last_validation_ = key;
+  ++stats_->validations;
+  Emit(std::move(v), &validations_, &held_.validations);
+}
+
+void RunAssembler::OnMemoryReports(std::vector<MemoryReport>& reports,
+                                   uint64_t line) {
+  for (MemoryReport& m : reports) {
+    m.line = line;
+    m.run = run_;
+    if (last_memory_ && last_memory_->first == m.rank &&
+        last_memory_->second == m.context) {
+      continue;
+    }
+    last_memory_.emplace(m.rank, m.context);
+    ++stats_->memory_reports;
+    Emit(std::move(m), &memory_reports_, &held_.memory_reports);
+  }
 }
 
 void RunAssembler::Flush() { CompleteOpen(/*keep=*/true); }
@@ -232,6 +279,8 @@ void RunAssembler::NewRun() {
   total_steps_.reset();
   for (auto& e : last_event_) e.reset();
   checkpoints_.clear();
+  last_validation_.reset();
+  last_memory_.reset();
 }
 
 void RunAssembler::OnEvent(TrainingEvent& e, uint64_t line) {
@@ -281,12 +330,7 @@ void RunAssembler::OnEvent(TrainingEvent& e, uint64_t line) {
   e.run = run_;
   last_event_[type] = e;
   ++stats_->events;
-  if (has_open_ && !open_emitted_) {
-    held_events_.push_back(e);
-    if (held_events_.size() >= kMaxHeldEvents) CompleteOpen(/*keep=*/true);
-  } else {
-    events_.push_back(e);
-  }
+  Emit(TrainingEvent(e), &events_, &held_.events);
 }
 
 }  // namespace lens::training

@@ -13,6 +13,8 @@
 
 #include <array>
 #include <optional>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -30,6 +32,10 @@ class RunAssembler {
   void OnRecord(LineResult& result, uint64_t line);
   // An event line.
   void OnEvent(TrainingEvent& event, uint64_t line);
+  // A validation result; `iteration_known` false: the run's latest iteration.
+  void OnValidation(ValidationRecord& v, bool iteration_known, uint64_t line);
+  // Memory reports of one line.
+  void OnMemoryReports(std::vector<MemoryReport>& reports, uint64_t line);
   // A progress bar "N/M" (HF Trainer's steps), and the announced total.
   void OnProgress(long long progress, long long total);
   void OnTotalSteps(long long total) { total_steps_ = total; }
@@ -48,6 +54,12 @@ class RunAssembler {
     out->swap(records_);
   }
   std::vector<TrainingEvent> TakeEvents() { return std::exchange(events_, {}); }
+  std::vector<ValidationRecord> TakeValidations() {
+    return std::exchange(validations_, {});
+  }
+  std::vector<MemoryReport> TakeMemoryReports() {
+    return std::exchange(memory_reports_, {});
+  }
   int32_t run() const { return run_; }
 
  private:
@@ -63,6 +75,8 @@ class RunAssembler {
   int32_t run_;
   std::vector<IterationRecord> records_;
   std::vector<TrainingEvent> events_;
+  std::vector<ValidationRecord> validations_;
+  std::vector<MemoryReport> memory_reports_;
 
   // The highest record role this stream has printed: lines of lower roles are
   // complementary from then on.
@@ -76,7 +90,23 @@ class RunAssembler {
   RecordRole open_role_ = RecordRole::kPrimary;
   IterationRecord open_;
   TrainingFormat run_format_ = TrainingFormat::kUnknown;  // events' default
-  std::vector<TrainingEvent> held_events_;  // after the open record's line
+  // What followed the open record's line, released with it.
+  struct Held {
+    std::vector<TrainingEvent> events;
+    std::vector<ValidationRecord> validations;
+    std::vector<MemoryReport> memory_reports;
+    size_t size() const {
+      return events.size() + validations.size() + memory_reports.size();
+    }
+  } held_;
+  // Appends `item` to `out`, or behind the open record while it is open.
+  template <typename T>
+  void Emit(T&& item, std::vector<std::decay_t<T>>* out,
+            std::vector<std::decay_t<T>>* held);
+  void ReleaseHeld();
+  // The latest validation and memory report of this run, for deduplication.
+  std::optional<std::tuple<int64_t, EvaluationSplit, bool>> last_validation_;
+  std::optional<std::pair<int32_t, std::string>> last_memory_;  // rank, context
 
   // Run state before the open record was opened (restored when a record that
   // turns out complementary is taken back).

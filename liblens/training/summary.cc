@@ -197,6 +197,15 @@ void TrainingSummaryBuilder::Add(const TrainingEvent& e) {
   if (acc->s.format == TrainingFormat::kUnknown) acc->s.format = e.format;
 }
 
+void TrainingSummaryBuilder::Add(const ValidationRecord& v) {
+  if (v.split != EvaluationSplit::kValidation) return;
+  RunAcc* acc = state_->Run(v.run);
+  if (acc == nullptr) return;
+  ++acc->s.validations;
+  acc->s.last_validation_iteration = v.iteration;
+  if (v.loss) acc->s.last_validation_loss = v.loss;
+}
+
 std::vector<RunSummary> TrainingSummaryBuilder::Build() const {
   std::vector<RunSummary> out;
   out.reserve(state_->runs.size());
@@ -219,6 +228,7 @@ std::vector<RunSummary> SummarizeTrainingLog(const TrainingLog& log) {
   TrainingSummaryBuilder b;
   for (const auto& r : log.records) b.Add(r);
   for (const auto& e : log.events) b.Add(e);
+  for (const auto& v : log.validations) b.Add(v);
   return b.Build();
 }
 

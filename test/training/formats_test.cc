@@ -270,12 +270,14 @@ TEST(HfTrainerFormatTest, LossDictIsRecordWithoutStep) {
   EXPECT_EQ(Get(r.record, F::kConsumedTokens), 196608);
 }
 
-TEST(HfTrainerFormatTest, EvalDictIsNotARecordAndFinalDictEndsTraining) {
-  EXPECT_EQ(Parse("{'eval_loss': 2.31, 'eval_runtime': 3.2, "
-                  "'eval_samples_per_second': 31.2, "
-                  "'epoch': 1.0}")
-                .kind,
-            LineKind::kNothing);
+TEST(HfTrainerFormatTest,
+     EvalDictIsAValidationNotARecordAndFinalDictEndsTraining) {
+  LineResult eval = Parse(
+      "{'eval_loss': 2.31, 'eval_runtime': 3.2, "
+      "'eval_samples_per_second': 31.2, 'epoch': 1.0}");
+  ASSERT_EQ(eval.kind, LineKind::kValidation);
+  EXPECT_EQ(eval.validation.loss, 2.31);
+  EXPECT_FALSE(eval.validation_iteration_known);
   LineResult end = Parse(
       "{'train_runtime': 412.5, 'train_samples_per_second': 5.8, "
       "'train_steps_per_second': "
