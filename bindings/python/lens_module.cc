@@ -183,6 +183,12 @@ class Parser {
   std::vector<TrainingEvent> TakeEvents() {
     return Locked([](TrainingLogParser& p) { return p.TakeEvents(); });
   }
+  std::vector<ValidationRecord> TakeValidations() {
+    return Locked([](TrainingLogParser& p) { return p.TakeValidations(); });
+  }
+  std::vector<MemoryReport> TakeMemoryReports() {
+    return Locked([](TrainingLogParser& p) { return p.TakeMemoryReports(); });
+  }
   TrainingParserStats Stats() {
     return Locked([](TrainingLogParser& p) { return p.stats(); });
   }
@@ -229,6 +235,10 @@ goes backwards; runs are numbered from first_run. Lines longer than max_line_byt
            "order.")
       .def("take_events", &Parser::TakeEvents,
            "The TrainingEvents parsed since the last call, in input order.")
+      .def("take_validations", &Parser::TakeValidations,
+           "The ValidationRecords parsed since the last call, in input order.")
+      .def("take_memory_reports", &Parser::TakeMemoryReports,
+           "The MemoryReports parsed since the last call, in input order.")
       .def_property_readonly("stats", &Parser::Stats,
                              "TrainingParserStats so far (a copy).")
       .def_property_readonly("current_run", &Parser::CurrentRun,

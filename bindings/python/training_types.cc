@@ -144,6 +144,10 @@ void BindStats(py::module_& m) {
       .def_readonly("records", &S::records,
                     "Iteration records emitted (after dedup).")
       .def_readonly("events", &S::events, "Events emitted.")
+      .def_readonly("validations", &S::validations,
+                    "Validation records emitted.")
+      .def_readonly("memory_reports", &S::memory_reports,
+                    "Memory reports emitted.")
       .def_readonly("duplicate_iterations", &S::duplicate_iterations,
                     "Repeated iterations dropped or merged.")
       .def_readonly("unparsed_candidates", &S::unparsed_candidates,
@@ -179,6 +183,10 @@ void BindTrainingLog(py::module_& m) {
       .def_readonly("events", &TrainingLog::events,
                     "List of TrainingEvent in input order (a new list of "
                     "copies per access).")
+      .def_readonly("validations", &TrainingLog::validations,
+                    "List of ValidationRecord in input order.")
+      .def_readonly("memory_reports", &TrainingLog::memory_reports,
+                    "List of MemoryReport in input order.")
       .def_readonly("stats", &TrainingLog::stats,
                     "TrainingParserStats of the parse.")
       .def("records_as_dicts", &RecordDicts,
@@ -265,6 +273,9 @@ py::dict ToDict(const RunSummary& s) {
   d["nan_iterations"] = s.nan_iterations;
   d["skipped_iterations"] = s.skipped_iterations;
   d["checkpoints"] = s.checkpoints;
+  d["validations"] = s.validations;
+  SetIf(d, "last_validation_iteration", s.last_validation_iteration);
+  SetIf(d, "last_validation_loss", s.last_validation_loss);
   d["ended"] = s.ended;
   return d;
 }
@@ -275,6 +286,8 @@ py::dict ToDict(const TrainingParserStats& s) {
   d["lines"] = s.lines;
   d["records"] = s.records;
   d["events"] = s.events;
+  d["validations"] = s.validations;
+  d["memory_reports"] = s.memory_reports;
   d["duplicate_iterations"] = s.duplicate_iterations;
   d["unparsed_candidates"] = s.unparsed_candidates;
   d["oversized_lines"] = s.oversized_lines;
@@ -285,6 +298,7 @@ py::dict ToDict(const TrainingParserStats& s) {
 void BindTrainingTypes(py::module_& m) {
   BindIterationRecord(m);
   BindTrainingEvent(m);
+  BindEvaluationTypes(m);
   BindStats(m);
   BindTrainingLog(m);
 }

@@ -27,6 +27,11 @@ pybind11::dict ToDict(const IterationRecord& record);
 pybind11::dict ToDict(const TrainingEvent& event);
 pybind11::dict ToDict(const RunSummary& summary);
 pybind11::dict ToDict(const TrainingParserStats& stats);
+pybind11::dict ToDict(const ValidationRecord& validation);
+pybind11::dict ToDict(const MemoryReport& report);
+
+// Registers ValidationRecord and MemoryReport on `m` (evaluation_types.cc).
+void BindEvaluationTypes(pybind11::module_& m);
 
 }  // namespace lens::python
 

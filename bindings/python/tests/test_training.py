@@ -423,3 +423,29 @@ def test_parallel_parses_match_sequential():
     for t in threads:
         t.join()
     assert all(same(got[p], want[p]) for p in FIXTURE_LOGS)
+
+
+def test_validations_and_memory_reports():
+    log = lens.parse_training_log(FIXTURES / "megatron_lm_core_r0.x.log")
+    assert [v.split for v in log.validations][-2:] == ["validation", "test"]
+    last_periodic = [v for v in log.validations if not v.end_of_training][-1]
+    assert (last_periodic.run, last_periodic.iteration) == (2, 800)
+    assert last_periodic.loss == pytest.approx(3.066381)
+    assert last_periodic.perplexity == pytest.approx(21.46409)
+    assert last_periodic.to_dict()["type"] == "validation"
+    assert log.stats.validations == len(log.validations)
+    report = log.memory_reports[0]
+    assert (report.rank, report.iteration, report.context) == (0, 10, "after 10 iterations")
+    assert report.allocated_mb > 0 and report.to_dict()["type"] == "memory_report"
+    summary = log.summaries()[0]
+    assert summary["validations"] > 0 and "last_validation_loss" in summary
+
+
+def test_streaming_takes_validations_in_order():
+    parser = lens.TrainingLogParser()
+    parser.feed((FIXTURES / "hf_trainer.log").read_bytes())
+    parser.finish()
+    validations = parser.take_validations()
+    assert [v.iteration for v in validations] == [60, 120]
+    assert all(v.format == "hf_trainer" and v.loss is not None for v in validations)
+    assert parser.take_validations() == [] and parser.take_memory_reports() == []
