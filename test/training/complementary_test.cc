@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -100,7 +101,7 @@ void Check(const IterationRecord& r, const Want& w,
   EXPECT_EQ(FieldNames(r), fields);
 }
 
-constexpr double kNone = std::nan("");
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 
 // Aurora 2025, resumed from global_step136000 with DeepSpeed 0.17.5: the
 // timer line counts global_step from 0 (and prints nothing for the first two
