@@ -309,28 +309,46 @@ void BindTrainingQueries(py::class_<Store, std::unique_ptr<Store>>& cls) {
           },
           py::arg("workload_uid"))
       .def(
+          "training_validations",
+          [](Store& s, const std::string& uid) {
+            return List(Call<std::vector<ValidationRecord>>(
+                [&] { return s.training().ListValidations(uid); }));
+          },
+          py::arg("workload_uid"),
+          "Stored validation results of the workload as dicts, by run and "
+          "line.")
+      .def(
           "store_training_log",
           [](Store& s, const std::string& uid, const std::filesystem::path& p,
              Opt source) {
             std::string src = source.value_or(
                 std::filesystem::absolute(p).lexically_normal().string());
-            using Counts = std::pair<size_t, size_t>;
+            struct Counts {
+              size_t records, events, validations, memory_reports;
+            };
             const Counts n = Call<Counts>([&]() -> StatusOr<Counts> {
               LENS_ASSIGN_OR_RETURN(TrainingLog log,
                                     ParseTrainingLogFile(p.string()));
               LENS_ASSIGN_OR_RETURN(TrainingWriter w,
                                     s.training().OpenWriter(uid, src));
-              LENS_RETURN_IF_ERROR(w.Write(log.records, log.events));
-              return Counts{log.records.size(), log.events.size()};
+              LENS_RETURN_IF_ERROR(
+                  w.Write(TrainingBatch{log.records, log.events,
+                                        log.validations, log.memory_reports}));
+              return Counts{log.records.size(), log.events.size(),
+                            log.validations.size(), log.memory_reports.size()};
             });
-            return py::dict("records"_a = n.first, "events"_a = n.second,
+            return py::dict("records"_a = n.records, "events"_a = n.events,
+                            "validations"_a = n.validations,
+                            "memory_reports"_a = n.memory_reports,
                             "source"_a = src);
           },
           py::arg("workload_uid"), py::arg("path"), py::kw_only(),
           py::arg("source") = py::none(),
-          "Parses a log file and stores its runs, iterations and events for "
-          "the workload (idempotent: storing it again changes nothing). "
-          "Returns {'records': n, 'events': m, 'source': ...}.");
+          "Parses a log file and stores its runs, iterations, events, "
+          "validations and memory reports for the workload (idempotent: "
+          "storing it again changes nothing). Returns {'records': n, "
+          "'events': m, 'validations': v, 'memory_reports': r, 'source': "
+          "...}.");
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ struct StoreSink {
   std::string source_override;
   uint64_t records = 0;
   uint64_t events = 0;
+  uint64_t validations = 0;
 };
 
 // A stable name for an input: its absolute path (so storing the same file
@@ -270,12 +271,15 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
     std::vector<TrainingEvent> events = p.TakeEvents();
     std::vector<ValidationRecord> validations = p.TakeValidations();
     std::vector<MemoryReport> memory = p.TakeMemoryReports();
-    if (writer && (!records.empty() || !events.empty())) {
-      Status st = writer->Write(records, events);
+    if (writer && (!records.empty() || !events.empty() ||
+                   !validations.empty() || !memory.empty())) {
+      Status st =
+          writer->Write(TrainingBatch{records, events, validations, memory});
       if (!st.ok())
         return Status(st.code(), "store " + name + ": " + st.message());
       sink->records += records.size();
       sink->events += events.size();
+      sink->validations += validations.size();
     }
     pr.Add(records, events, validations, memory);
     return OkStatus();
@@ -336,7 +340,7 @@ int Run(const Options& opt) {
       return 1;
     }
     store = std::move(*opened);
-    sink = {store.get(), opt.workload, opt.source, 0, 0};
+    sink = {store.get(), opt.workload, opt.source, 0, 0, 0};
   }
   Out out;
   const bool label = opt.files.size() > 1;
@@ -389,10 +393,11 @@ int Run(const Options& opt) {
   out.Flush();
   if (store) {
     std::fprintf(stderr,
-                 "lens parse-log: stored %llu iteration records and %llu "
-                 "events for workload %s in %s\n",
+                 "lens parse-log: stored %llu iteration records, %llu "
+                 "events and %llu validations for workload %s in %s\n",
                  static_cast<unsigned long long>(sink.records),
                  static_cast<unsigned long long>(sink.events),
+                 static_cast<unsigned long long>(sink.validations),
                  opt.workload.c_str(), store->target().c_str());
   }
   return exit_code;

@@ -161,6 +161,14 @@ class LENS_EXPORT ContainerRepository {
   store::Database* db_;
 };
 
+// One batch of a parser's output (spans over the caller's vectors).
+struct TrainingBatch {
+  std::span<const IterationRecord> records;
+  std::span<const TrainingEvent> events;
+  std::span<const ValidationRecord> validations;
+  std::span<const MemoryReport> memory_reports;
+};
+
 // Writes one log source's parsed training data for one workload. The
 // parser's run numbers are local to the source; the writer maps each to the
 // workload's stored run number: a run already stored from this source (same
@@ -178,6 +186,10 @@ class LENS_EXPORT TrainingWriter {
   // from one parser, in the order it produced them.
   Status Write(std::span<const IterationRecord> records,
                std::span<const TrainingEvent> events);
+  // The same with validations (idempotent per (workload, run, iteration,
+  // split, end of training)) and memory reports (per (workload, run, rank,
+  // context)).
+  Status Write(const TrainingBatch& batch);
   // Stored run number for the parser's local run, or 0 if not yet seen.
   int32_t StoredRun(int32_t local_run) const;
 
@@ -205,6 +217,12 @@ class LENS_EXPORT TrainingRepository {
   StatusOr<IterationRecord> LatestIteration(std::string_view workload_uid);
   StatusOr<std::vector<TrainingEvent>> ListEvents(
       std::string_view workload_uid);
+  // Ordered by run and line; records carry their stored run number.
+  StatusOr<std::vector<ValidationRecord>> ListValidations(
+      std::string_view workload_uid);
+  // Ordered by run, line and rank.
+  StatusOr<Page<MemoryReport>> ListMemoryReports(std::string_view workload_uid,
+                                                 PageRequest page);
 
  private:
   friend class Store;

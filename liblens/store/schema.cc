@@ -230,6 +230,38 @@ CREATE TABLE storage (
   updated_at {TS} NOT NULL);
 )sql";
 
+// Validation results and memory reports of training logs.
+constexpr std::string_view kV2 = R"sql(
+CREATE TABLE training_validations (
+  workload_uid TEXT NOT NULL,
+  run INTEGER NOT NULL,
+  iteration BIGINT NOT NULL,
+  split TEXT NOT NULL,
+  end_of_training {BOOL} NOT NULL,
+  ts {TS},
+  format TEXT NOT NULL DEFAULT '',
+  line BIGINT NOT NULL DEFAULT 0,
+  loss {REAL},
+  perplexity {REAL},
+  extra {JSON} NOT NULL,
+  PRIMARY KEY (workload_uid, run, iteration, split, end_of_training));
+
+CREATE TABLE training_memory_reports (
+  workload_uid TEXT NOT NULL,
+  run INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  context TEXT NOT NULL,
+  iteration BIGINT,
+  ts {TS},
+  format TEXT NOT NULL DEFAULT '',
+  line BIGINT NOT NULL DEFAULT 0,
+  allocated_mb {REAL},
+  max_allocated_mb {REAL},
+  reserved_mb {REAL},
+  max_reserved_mb {REAL},
+  PRIMARY KEY (workload_uid, run, rank, context));
+)sql";
+
 // PostgreSQL only: the timestamp conversion functions of db.h, exact to the
 // microsecond (SQLite registers identities instead).
 constexpr std::string_view kPgTimeFunctions = R"sql(
@@ -271,6 +303,8 @@ std::vector<Migration> Migrations(Dialect dialect) {
   std::string v1 = Render(kV1, dialect);
   if (dialect == Dialect::kPostgres) v1 = std::string(kPgTimeFunctions) + v1;
   out.push_back({1, "data model", std::move(v1)});
+  out.push_back(
+      {2, "training validations and memory reports", Render(kV2, dialect)});
   return out;
 }
 

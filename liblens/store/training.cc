@@ -124,6 +124,12 @@ int32_t TrainingWriter::StoredRun(int32_t local_run) const {
 
 Status TrainingWriter::Write(std::span<const IterationRecord> records,
                              std::span<const TrainingEvent> events) {
+  return Write(TrainingBatch{records, events, {}, {}});
+}
+
+Status TrainingWriter::Write(const TrainingBatch& batch) {
+  const auto& records = batch.records;
+  const auto& events = batch.events;
   std::map<int32_t, FirstItem> first;
   std::vector<std::string> fields;
   fields.reserve(records.size());
@@ -140,6 +146,10 @@ Status TrainingWriter::Write(std::span<const IterationRecord> records,
     LENS_RETURN_IF_ERROR(store::CheckText("workload_events", "path",
                                           &paths.back(), store::kMaxTextBytes));
   }
+  for (const ValidationRecord& v : batch.validations)
+    NoteFirst(&first, v.run, v.line, v.iteration, v.timestamp_s);
+  for (const MemoryReport& m : batch.memory_reports)
+    NoteFirst(&first, m.run, m.line, m.iteration, m.timestamp_s);
   std::unordered_map<int32_t, int32_t> runs;
   auto fn = [&](Conn& c) -> Status {
     runs = runs_;
@@ -173,8 +183,11 @@ Status TrainingWriter::Write(std::span<const IterationRecord> records,
            store::Finite(e.duration_s), paths[i], TrainingFormatName(e.format),
            static_cast<int64_t>(e.line)});
     }
-    return store::UpsertRows(c, {"workload_events", kEventColumns, 4}, rows)
-        .status();
+    LENS_RETURN_IF_ERROR(
+        store::UpsertRows(c, {"workload_events", kEventColumns, 4}, rows)
+            .status());
+    return store::WriteEvaluations(c, workload_uid_, runs, batch.validations,
+                                   batch.memory_reports);
   };
   // Two writers of one workload may pick the same new run number at once
   // (PostgreSQL); the loser's transaction fails on the key and runs again.

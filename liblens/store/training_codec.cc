@@ -65,6 +65,38 @@ std::string FieldsJson(const IterationRecord& r) {
   return out;
 }
 
+std::string ExtraJson(
+    const std::vector<std::pair<std::string, double>>& extra) {
+  std::string out = "{";
+  for (const auto& [k, v] : extra) {
+    if (out.size() > 1) out += ',';
+    AppendJsonString(k, &out);
+    out += ':';
+    AppendNumber(v, &out);
+  }
+  out += '}';
+  return out;
+}
+
+void ReadExtra(std::string_view json,
+               std::vector<std::pair<std::string, double>>* extra) {
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  if (!doc.IsObject()) return;
+  for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
+    double v;
+    if (it->value.IsNumber()) {
+      v = it->value.GetDouble();
+    } else if (it->value.IsString()) {
+      v = std::strtod(it->value.GetString(), nullptr);  // "nan", "inf"
+    } else {
+      continue;
+    }
+    extra->emplace_back(
+        std::string(it->name.GetString(), it->name.GetStringLength()), v);
+  }
+}
+
 void ReadFields(std::string_view json, IterationRecord* r) {
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());

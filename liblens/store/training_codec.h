@@ -5,10 +5,16 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
+#include "lens/status.h"
 #include "lens/training.h"
+#include "store/db.h"
 
 namespace lens::store {
 
@@ -17,6 +23,11 @@ namespace lens::store {
 std::string FieldsJson(const IterationRecord& r);
 // The inverse: sets known fields, appends unknown names to r->extra.
 void ReadFields(std::string_view json, IterationRecord* r);
+
+// Named values (ValidationRecord::extra) as a JSON object, and back.
+std::string ExtraJson(const std::vector<std::pair<std::string, double>>& extra);
+void ReadExtra(std::string_view json,
+               std::vector<std::pair<std::string, double>>* extra);
 
 // Unix seconds -> microseconds; nullopt for absent or non-finite.
 std::optional<int64_t> TimeUs(std::optional<double> seconds);
@@ -32,6 +43,13 @@ std::string Fingerprint(std::string_view source, int32_t local_run,
 std::string_view EventKey(const TrainingEvent& e, std::string* buf);
 
 TrainingEventType EventTypeFromName(std::string_view s);
+
+// Upserts validations and memory reports inside the writer's transaction;
+// `runs` maps every local run of them to its stored run (training_evals.cc).
+Status WriteEvaluations(Conn& c, std::string_view workload,
+                        const std::unordered_map<int32_t, int32_t>& runs,
+                        std::span<const ValidationRecord> validations,
+                        std::span<const MemoryReport> memory);
 TrainingFormat FormatFromName(std::string_view s);
 
 }  // namespace lens::store

@@ -177,6 +177,48 @@ TEST_P(TrainingStore, IterationQueriesFilterAndSort) {
             StatusCode::kNotFound);
 }
 
+// Validations and memory reports round-trip, idempotently, with their stored
+// run numbers.
+TEST_P(TrainingStore, ValidationsAndMemoryReportsRoundTripOnce) {
+  TrainingLog log = ParseTrainingLog(ReadFixture("megatron_lm_core_r0.x.log"));
+  ASSERT_GT(log.validations.size(), 3u);
+  ASSERT_GT(log.memory_reports.size(), 3u);
+  log.validations[0].extra = {{"reg loss", 7631.5}, {"caf\xc3\xa9 loss", 1}};
+  for (int pass = 0; pass < 2; ++pass) {
+    auto writer = store_->training().OpenWriter("w9", "/logs/r0.log");
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    Status st = writer->Write(TrainingBatch{
+        log.records, log.events, log.validations, log.memory_reports});
+    ASSERT_TRUE(st.ok()) << st;
+  }
+  auto validations = store_->training().ListValidations("w9");
+  ASSERT_TRUE(validations.ok()) << validations.status();
+  ASSERT_EQ(validations->size(), log.validations.size());
+  for (size_t i = 0; i < log.validations.size(); ++i) {
+    const ValidationRecord& a = log.validations[i];
+    const ValidationRecord& b = (*validations)[i];
+    EXPECT_EQ(b.run, a.run);
+    EXPECT_EQ(b.iteration, a.iteration);
+    EXPECT_EQ(b.split, a.split);
+    EXPECT_EQ(b.end_of_training, a.end_of_training);
+    EXPECT_EQ(b.line, a.line);
+    EXPECT_EQ(b.loss, a.loss);
+    EXPECT_EQ(b.perplexity, a.perplexity);
+    EXPECT_EQ(b.extra, a.extra);
+  }
+  EXPECT_EQ(validations->back().split, EvaluationSplit::kTest);
+  auto reports =
+      store_->training().ListMemoryReports("w9", PageRequest{1, 1000});
+  ASSERT_TRUE(reports.ok()) << reports.status();
+  ASSERT_EQ(reports->total, static_cast<int64_t>(log.memory_reports.size()));
+  const MemoryReport& first = reports->items.front();
+  EXPECT_EQ(first.rank, log.memory_reports[0].rank);
+  EXPECT_EQ(first.context, log.memory_reports[0].context);
+  EXPECT_EQ(first.iteration, log.memory_reports[0].iteration);
+  EXPECT_EQ(first.allocated_mb, log.memory_reports[0].allocated_mb);
+  EXPECT_EQ(first.max_reserved_mb, log.memory_reports[0].max_reserved_mb);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, TrainingStore,
                          testing::Values(Backend::kSqlite, Backend::kPostgres),
                          BackendName);

@@ -1,12 +1,15 @@
 // `lens parse-log` (the real binary): every (run, iteration) printed once in
 // every per-record format, in input order, as many as the library parses.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <utility>
 
+#include "lens/store.h"
 #include "lens/training.h"
 
 namespace lens {
@@ -62,6 +65,31 @@ TEST_P(ParseLogCliTest, PrintsEveryIterationOnceInEveryFormat) {
   EXPECT_EQ(Lines(RunCli("parse-log --format csv " + path)).size(), want + 1);
   EXPECT_EQ(Lines(RunCli("parse-log --format table " + path)).size(),
             want + Lines(TableHeader()).size());
+}
+
+// --store writes what the parser found: records, events, validations and
+// memory reports, once however often the log is stored.
+TEST(ParseLogCliStoreTest, StoresValidationsAndMemoryReports) {
+  const std::string path =
+      std::string(LENS_FIXTURES_DIR) + "/training/megatron_lm_core_r0.x.log";
+  char dir[] = "/tmp/lens-parse-log-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string url = std::string("sqlite://") + dir + "/lens.db";
+  for (int i = 0; i < 2; ++i)
+    RunCli("parse-log --format summary --store " + url + " --workload w1 " +
+           path + " 2>/dev/null");
+  auto log = ParseTrainingLogFile(path);
+  ASSERT_TRUE(log.ok());
+  auto store = Store::Open(url);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto validations = (*store)->training().ListValidations("w1");
+  ASSERT_TRUE(validations.ok()) << validations.status();
+  EXPECT_EQ(validations->size(), log->validations.size());
+  auto reports = (*store)->training().ListMemoryReports("w1", {1, 1});
+  ASSERT_TRUE(reports.ok()) << reports.status();
+  EXPECT_EQ(reports->total, static_cast<int64_t>(log->memory_reports.size()));
+  store->reset();
+  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Training, ParseLogCliTest,

@@ -109,3 +109,13 @@ def test_queries_run_from_threads(store):
     for t in threads:
         t.join()
     assert totals == [90] * 80
+
+
+def test_store_training_log_stores_validations(store):
+    counts = store.store_training_log("job-2", FIXTURES / "megatron_lm_core_r0.x.log")
+    assert counts["validations"] > 0 and counts["memory_reports"] > 0
+    store.store_training_log("job-2", FIXTURES / "megatron_lm_core_r0.x.log")  # idempotent
+    stored = store.training_validations("job-2")
+    assert len(stored) == counts["validations"]
+    assert stored[-1]["split"] == "test" and stored[-1]["end_of_training"] is True
+    assert all(v["type"] == "validation" and "loss" in v for v in stored)
