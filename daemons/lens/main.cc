@@ -1,5 +1,5 @@
-// `lens`: the command-line entry point. Flags only; the work is done by
-// liblens.
+// `lens-platform`: every `lens` command (`lens` execs it for all but
+// parse-log; see front.cc). Flags only; the work is done by liblens.
 #include <cstdio>
 
 #include "commands.h"
@@ -9,7 +9,8 @@ int main(int argc, char** argv) {
   CLI::App app{"lens: GPU-cluster observability for AI/ML training"};
   app.set_version_flag("--version", std::string(lens::Version()));
   app.require_subcommand(1);
-  lens::cli::Command parse_log = lens::cli::AddParseLog(app);
+  lens::cli::Command parse_log =
+      lens::cli::AddParseLog(app, lens::cli::OpenStoreSink);
   lens::cli::Command db = lens::cli::AddDb(app);
   lens::cli::Command probe = lens::cli::AddProbe(app);
   lens::cli::Command up = lens::cli::AddUp(app);

@@ -19,7 +19,6 @@
 #include "commands.h"
 #include "lens/json.h"
 #include "lens/status.h"
-#include "lens/store.h"
 #include "lens/training.h"
 
 namespace lens::cli {
@@ -35,10 +34,9 @@ struct Options {
   std::string source;     // --source: overrides the per-file source name
 };
 
-// The store side of `--store`: one writer per input, so each file's runs map
-// to the workload's stored runs on their own (see TrainingWriter).
+// The store side of `--store`: counts what went to the sink.
 struct StoreSink {
-  Store* store = nullptr;
+  ParseLogSink* sink = nullptr;
   std::string workload;
   std::string source_override;
   uint64_t records = 0;
@@ -254,15 +252,12 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
       total = static_cast<uint64_t>(st.st_size);
     }
   }
-  std::optional<TrainingWriter> writer;
-  if (sink->store) {
-    auto w = sink->store->training().OpenWriter(sink->workload,
-                                                SourceName(name, *sink));
-    if (!w.ok()) {
+  if (sink->sink) {
+    Status st = sink->sink->Begin(sink->workload, SourceName(name, *sink));
+    if (!st.ok()) {
       if (fd != STDIN_FILENO) ::close(fd);
-      return w.status();
+      return st;
     }
-    writer.emplace(std::move(*w));
   }
   // Hands one batch to the store (when storing) and to the printer.
   std::vector<IterationRecord> records;  // reused batch after batch
@@ -271,10 +266,10 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
     std::vector<TrainingEvent> events = p.TakeEvents();
     std::vector<ValidationRecord> validations = p.TakeValidations();
     std::vector<MemoryReport> memory = p.TakeMemoryReports();
-    if (writer && (!records.empty() || !events.empty() ||
-                   !validations.empty() || !memory.empty())) {
-      Status st =
-          writer->Write(TrainingBatch{records, events, validations, memory});
+    if (sink->sink && (!records.empty() || !events.empty() ||
+                       !validations.empty() || !memory.empty())) {
+      Status st = sink->sink->Write(
+          TrainingBatch{records, events, validations, memory});
       if (!st.ok())
         return Status(st.code(), "store " + name + ": " + st.message());
       sink->records += records.size();
@@ -323,9 +318,9 @@ void AppendStatsJson(const TrainingParserStats& s, std::string* b) {
       ",\"unparsed_example\":" + JsonQuoted(s.unparsed_example) + "}");
 }
 
-int Run(const Options& opt) {
+int Run(const Options& opt, ParseLogSinkOpener open_sink) {
   StoreSink sink;
-  std::unique_ptr<Store> store;
+  std::unique_ptr<ParseLogSink> store;
   if (!opt.store_url.empty()) {
     if (opt.workload.empty()) {
       std::fprintf(stderr,
@@ -333,7 +328,13 @@ int Run(const Options& opt) {
                    "workload these logs belong to)\n");
       return 2;
     }
-    auto opened = Store::Open(opt.store_url);
+    if (open_sink == nullptr) {
+      std::fprintf(stderr,
+                   "lens parse-log: this program cannot store (--store runs "
+                   "in lens-platform)\n");
+      return 2;
+    }
+    auto opened = open_sink(opt.store_url);
     if (!opened.ok()) {
       std::fprintf(stderr, "lens parse-log: %s\n",
                    opened.status().message().c_str());
@@ -405,7 +406,7 @@ int Run(const Options& opt) {
 
 }  // namespace
 
-Command AddParseLog(CLI::App& app) {
+Command AddParseLog(CLI::App& app, ParseLogSinkOpener open_sink) {
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "parse-log",
@@ -432,7 +433,7 @@ Command AddParseLog(CLI::App& app) {
   cmd->add_option("files", opt->files,
                   "Log files to parse; - reads standard input")
       ->required();
-  return [opt] { return Run(*opt); };
+  return [opt, open_sink] { return Run(*opt, open_sink); };
 }
 
 }  // namespace lens::cli

@@ -46,4 +46,14 @@ expect "parse_log (missing file)" "$out" "does-not-exist.log"
 
 out=$("$prefix/bin/lens" parse-log "$log") || fail "lens parse-log exited with $?"
 expect "lens parse-log" "$out" "30 iterations, 1..30 of 30, ended" "records 30"
-echo "install test: passed (prefix, find_package(lens), example and CLI)"
+# Every other command runs in lens-platform, which the installed `lens` finds
+# in libexec/lens.
+[ -x "$prefix/libexec/lens/lens-platform" ] || fail "lens-platform is not installed"
+out=$("$prefix/bin/lens" parse-log --store "sqlite://$tmp/lens.db" --workload w1 "$log" 2>&1) ||
+  fail "lens parse-log --store exited with $?: $out"
+expect "lens parse-log --store" "$out" "stored 30 iteration records"
+out=$("$prefix/bin/lens" db status --url "sqlite://$tmp/lens.db" 2>&1) ||
+  fail "lens db status exited with $?: $out"
+out=$("$prefix/bin/lens" --help) || fail "lens --help exited with $?"
+expect "lens --help" "$out" "parse-log" "probe" "up"
+echo "install test: passed (prefix, find_package(lens), example, CLI and lens-platform)"

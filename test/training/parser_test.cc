@@ -227,6 +227,23 @@ TEST(TrainingParserTest, OversizedLinesAreSkippedWithBoundedMemory) {
   EXPECT_EQ(whole.stats.oversized_lines, 1u);
 }
 
+// Lines without any trigger word are counted too, whether they arrive in one
+// chunk, split over many, or as several in one chunk.
+TEST(TrainingParserTest, OversizedLinesWithoutTriggerWordsAreCounted) {
+  std::string plain(2 << 20, 'y');
+  std::string text = Megatron(1, 10, 1.0) + plain + "\n" + plain + "\n" +
+                     Megatron(2, 10, 0.9) + plain + "\n";
+  for (size_t chunk : {size_t{4096}, size_t{1} << 20, text.size()}) {
+    TrainingLogParser p({.max_line_bytes = 1 << 20});
+    for (size_t pos = 0; pos < text.size(); pos += chunk)
+      p.Feed(std::string_view(text).substr(pos, chunk));
+    p.Finish();
+    EXPECT_EQ(p.TakeRecords().size(), 2u) << "chunk " << chunk;
+    EXPECT_EQ(p.stats().oversized_lines, 3u) << "chunk " << chunk;
+    EXPECT_EQ(p.stats().lines, 5u) << "chunk " << chunk;
+  }
+}
+
 TEST(TrainingParserTest, UnparsedCandidatesAreCountedWithAnExample) {
   std::string text =
       Log(1, 2) +
