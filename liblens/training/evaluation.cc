@@ -166,20 +166,38 @@ std::optional<int64_t> ReportIteration(std::string_view context) {
   return std::nullopt;
 }
 
+// Every validation line says so: "validation"/"validate" or "val_loss". One
+// scan rules out the other lines (most of a log) before the parsers look.
+bool MentionsValidation(std::string_view line) {
+  // string_view::find looks for 'v' with memchr: fast on a rare letter,
+  // where memmem's set-up costs more than the search on a short line.
+  for (size_t at = line.find("val"); at != std::string_view::npos;
+       at = line.find("val", at + 3)) {
+    const std::string_view rest = line.substr(at + 3);
+    if (rest.starts_with("id") || rest.starts_with("_loss")) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool ParseValidationLine(std::string_view line, LineResult* out) {
+  if (!MentionsValidation(line)) return false;
   return ParseMegatronValidation(line, out) ||
          ParseTorchTitanValidation(line, out) ||
          ParseLightningValidation(line, out);
 }
 
 bool ParseMemoryReportLine(std::string_view line, LineResult* out) {
-  size_t at = Find(line, "[Rank ");
-  if (at == std::string_view::npos ||
-      Find(line, "memory (MB)", at) == std::string_view::npos) {
+  // "memory (MB)" first ('(' is rare; "[Rank " starts many DeepSpeed lines).
+  const size_t mb_at = line.find("(MB)");
+  if (mb_at == std::string_view::npos || mb_at < 7 ||
+      line.substr(mb_at - 7, 7) != "memory ") {
     return false;
   }
+  const size_t mem_at = mb_at - 7;
+  size_t at = Find(line, "[Rank ");
+  if (at == std::string_view::npos || at > mem_at) return false;
   out->memory.clear();
   while (at != std::string_view::npos) {
     const size_t next = Find(line, "[Rank ", at + 6);

@@ -43,6 +43,9 @@ bool ParseMegatronLine(std::string_view line, LineResult* out,
   size_t pos = 0;
   long long n = 0, m = 0;
   size_t fields_at = 0;
+  // Every iteration line has "iteration N/ M |"; most other lines have no bar
+  // at all, and memchr rules them out cheaper than memmem.
+  if (memchr(line.data(), '|', line.size()) == nullptr) return false;
   while (true) {
     const void* hit =
         memmem(line.data() + pos, line.size() - pos, "iteration", 9);
