@@ -26,6 +26,7 @@
 
 #include "agent/metrics_render.h"
 #include "lens/node_agent.h"
+#include "lens/node_service.h"
 
 namespace {
 
@@ -99,11 +100,13 @@ void BM_RenderMetrics(benchmark::State& state) {
 BENCHMARK(BM_RenderMetrics)->Arg(0)->Arg(1)->MinTime(1.0);
 
 void BM_LensScrape(benchmark::State& state) {
-  lens::NodeAgentServiceOptions so;
+  lens::NodeServiceOptions so;
   so.agent = Options();
-  so.agent.interval = std::chrono::hours(1);
-  so.http.listen = "127.0.0.1:0";
-  auto service = lens::NodeAgentService::Start(so);
+  so.agent->interval = std::chrono::hours(1);
+  so.node_name = so.agent->node_name;
+  so.roots = so.agent->roots;
+  so.agent_http.listen = "127.0.0.1:0";
+  auto service = lens::NodeService::Start(so);
   if (!service.ok())
     return state.SkipWithError(service.status().message().c_str());
   // The service's own agent runs hourly; each iteration collects with a second
@@ -111,7 +114,7 @@ void BM_LensScrape(benchmark::State& state) {
   const std::string url = (*service)->url();
   httplib::Client client("127.0.0.1",
                          std::stoi(url.substr(url.rfind(':') + 1)));
-  lens::NodeAgent agent(so.agent, lens::DefaultNodeCollectors(so.agent));
+  lens::NodeAgent agent(*so.agent, lens::DefaultNodeCollectors(*so.agent));
   for (auto _ : state) {
     (void)agent.RunOnce();
     benchmark::DoNotOptimize(agent.RenderMetrics());

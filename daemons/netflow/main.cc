@@ -1,65 +1,59 @@
 // lens-netflow: per-node TCP flow accounting with eBPF; /metrics (bounded:
 // per class, direction and workload, top-K remotes), /flows (the last
-// drain's sockets as JSON) and /healthz. Flags and lifecycle only.
+// drain's sockets as JSON) and /healthz. Flows are attributed to pods and
+// workloads through the container tracker (containerd), as in lens up.
+// Flags and lifecycle only: the node service does the work.
 #include <cstdio>
-#include <memory>
 
-#include "flags.h"
-#include "lens/flow.h"
-#include "lens/http.h"
 #include "lens/log.h"
-#include "lens/metrics.h"
+#include "lens/node_service.h"
 #include "lens/process.h"
 #include "lens/version.h"
-#include "routes.h"
-
-namespace {
-
-// Bad flags or policy: 2. No privilege or kernel support, anything else: 1.
-int Fail(std::string_view what, const lens::Status& status) {
-  std::fprintf(stderr, "lens-netflow: %.*s: %s\n",
-               static_cast<int>(what.size()), what.data(),
-               status.message().c_str());
-  return status.code() == lens::StatusCode::kInvalidArgument ? 2 : 1;
-}
-
-}  // namespace
+#include "node_flags.h"
 
 int main(int argc, char** argv) {
   lens::BlockShutdownSignals();
   CLI::App app{"lens-netflow: TCP flows of this node, counted with eBPF"};
   app.set_version_flag("--version", std::string(lens::Version()));
-  lens::cli::NetflowFlags flags;
-  flags.Register(app);
+  lens::cli::ConfigFlags flags;
+  flags.AddFile(app,
+                "YAML config file (netflow section; nodeExporter's container "
+                "keys; metrics.compatNames)");
+  flags.Add(app, lens::cli::kNetflowFlags);
+  flags.Add(app, lens::cli::kContainerFlags);
+  flags.Add(app, lens::cli::kLoggingFlags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  lens::StatusOr<lens::cli::NetflowRun> options = flags.Apply();
-  if (!options.ok()) return Fail("flags", options.status());
-  lens::ConfigureLogging(
-      {options->logging.level, options->logging.format, {}, {}});
-
-  auto probe = lens::FlowProbe::Open(options->probe);
-  if (!probe.ok()) return Fail("eBPF", probe.status());
-  auto monitor = lens::FlowMonitor::Create(std::move(*probe), options->monitor);
-  if (!monitor.ok()) return Fail("monitor", monitor.status());
-  auto http = lens::HttpServer::Create(options->http);
-  if (!http.ok()) return Fail("HTTP", http.status());
-  lens::cli::AddFlowRoutes(**http, **monitor);
-  if (lens::Status st = (*monitor)->Start(); !st.ok()) {
-    return Fail("monitor", st);
+  // Bad flags or config: 2. No privilege or kernel support, anything else: 1.
+  auto config = flags.Load();
+  auto options = config.ok()
+                     ? lens::NodeServiceOptionsFromConfig(
+                           *config, lens::kNodeFlows | lens::kNodeContainers)
+                     : config.status();
+  if (!options.ok()) {
+    std::fprintf(stderr, "lens-netflow: %s\n",
+                 options.status().message().c_str());
+    return 2;
   }
-  if (lens::Status st = (*http)->Start(); !st.ok()) return Fail("HTTP", st);
+  lens::ConfigureLogging(
+      {config->logging.level, config->logging.format, {}, {}});
+  auto service = lens::NodeService::Start(*options);
+  if (!service.ok()) {
+    std::fprintf(stderr, "lens-netflow: %s\n",
+                 service.status().message().c_str());
+    return service.status().code() == lens::StatusCode::kInvalidArgument ? 2
+                                                                         : 1;
+  }
   LENS_LOG(INFO)
-          .Field("http", (*http)->url())
-          .Field("interval_ms", options->monitor.drain_interval.count())
+          .Field("http", (*service)->flows_url())
+          .Field("interval_ms", config->netflow.interval.count())
+          .Field("containers", (*service)->containers() != nullptr)
       << "lens-netflow serving";
-
   const int sig = lens::WaitForShutdownSignal();
   LENS_LOG(INFO).Field("signal", sig) << "lens-netflow stopping";
-  (*http)->Stop();
-  (*monitor)->Stop();
+  (*service)->Stop();
   return 0;
 }

@@ -1,40 +1,43 @@
 // lens-node-agent: the per-node DaemonSet. GPU/RDMA/node probes every
-// interval, /metrics and the node REST API. Flags and lifecycle only.
+// interval, /metrics and the node REST API, container tracking (/pods) and
+// the container event stream to lens-jobs. Flags and lifecycle only: the
+// node service does the work.
 #include <cstdio>
 
-#include "flags.h"
 #include "lens/log.h"
-#include "lens/node_agent.h"
+#include "lens/node_service.h"
 #include "lens/process.h"
 #include "lens/version.h"
+#include "node_flags.h"
 
 int main(int argc, char** argv) {
   lens::BlockShutdownSignals();
   CLI::App app{
       "lens-node-agent: GPU, RDMA and node metrics and inventory of this node"};
   app.set_version_flag("--version", std::string(lens::Version()));
-  lens::cli::NodeAgentFlags flags;
-  flags.Register(app);
+  lens::cli::ConfigFlags flags;
+  flags.AddFile(app, "YAML config file (nodeExporter section)");
+  flags.Add(app, lens::cli::kNodeAgentFlags);
+  flags.Add(app, lens::cli::kContainerFlags);
+  flags.Add(app, lens::cli::kLoggingFlags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e) == 0 ? 0 : 2;
   }
-  lens::StatusOr<lens::Config> config = flags.Apply();
-  if (!config.ok()) {
-    std::fprintf(stderr, "lens-node-agent: %s\n",
-                 config.status().message().c_str());
-    return 2;
-  }
-  lens::ConfigureLogging(
-      {config->logging.level, config->logging.format, {}, {}});
-  auto options = lens::NodeAgentServiceOptionsFromConfig(*config);
+  auto config = flags.Load();
+  auto options = config.ok()
+                     ? lens::NodeServiceOptionsFromConfig(
+                           *config, lens::kNodeAgent | lens::kNodeContainers)
+                     : config.status();
   if (!options.ok()) {
     std::fprintf(stderr, "lens-node-agent: %s\n",
                  options.status().message().c_str());
     return 2;
   }
-  auto service = lens::NodeAgentService::Start(*options);
+  lens::ConfigureLogging(
+      {config->logging.level, config->logging.format, {}, {}});
+  auto service = lens::NodeService::Start(*options);
   if (!service.ok()) {
     std::fprintf(stderr, "lens-node-agent: %s\n",
                  service.status().message().c_str());
@@ -42,7 +45,7 @@ int main(int argc, char** argv) {
   }
   LENS_LOG(INFO)
           .Field("url", (*service)->url())
-          .Field("node", options->agent.node_name)
+          .Field("node", options->node_name)
       << "lens-node-agent serving";
   const int sig = lens::WaitForShutdownSignal();
   LENS_LOG(INFO).Field("signal", sig) << "lens-node-agent stopping";

@@ -39,6 +39,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lens/export.h"
 #include "lens/log.h"
@@ -168,6 +169,14 @@ struct LENS_EXPORT Config {
   Status Validate() const;
 };
 
+// One key's value from the command line: a daemon's flag names the key it
+// sets, and the value goes through the same decoder and checks as the file's.
+struct ConfigOverride {
+  std::string path;    // "nodeExporter.listenAddress" (section.key or key)
+  std::string value;   // as it would be written in the file: "0.0.0.0:8989"
+  std::string origin;  // how errors name it: "--listen"
+};
+
 // Knobs of the loader (tests inject an environment; daemons use the defaults).
 struct ConfigLoadOptions {
   // Files larger than this are rejected with ResourceExhausted before parsing.
@@ -175,6 +184,9 @@ struct ConfigLoadOptions {
   // Looks up an environment variable; empty function: the process environment
   // (getenv).
   std::function<std::optional<std::string>(const std::string& name)> getenv;
+  // Applied after the LENS_* variables, in order (the command line wins).
+  // Errors name them: "--interval=0.01: nodeExporter.interval: ...".
+  std::vector<ConfigOverride> overrides;
 };
 
 // Reads and parses the YAML file at `path`, applies LENS_* environment
@@ -188,6 +200,12 @@ struct ConfigLoadOptions {
 // httpPort: ...".
 LENS_EXPORT StatusOr<Config> LoadConfigFile(
     const std::string& path, const ConfigLoadOptions& options = {});
+
+// What every daemon loads: the file at `path` (the defaults when empty), then
+// LENS_* variables, then options.overrides (its flags), each value decoded
+// and checked once, by the same rules.
+LENS_EXPORT StatusOr<Config> LoadConfig(const std::string& path,
+                                        const ConfigLoadOptions& options = {});
 
 // As LoadConfigFile, from YAML text already in memory; `source_name` prefixes
 // error locations. Empty text gives the defaults (plus environment overrides).

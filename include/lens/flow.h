@@ -29,6 +29,7 @@
 namespace lens {
 
 class ContainerTracker;
+class HttpServer;
 
 // srtt histogram buckets: bucket i counts samples in [2^i, 2^(i+1)) µs
 // (bucket 0 also holds 0-1 µs; the last is open-ended).
@@ -235,6 +236,12 @@ LENS_EXPORT StatusOr<std::vector<TcpFlow>> WatchFlows(
 // "pod_namespace","pod_name"}]}; rtt min/max, pid, comm, cgroup_id and the
 // container fields only where known. IPv4-mapped addresses print as IPv4.
 LENS_EXPORT std::string FlowsJson(const std::vector<TcpFlow>& flows);
+
+// Serves `monitor` on `http`: /metrics (flow metrics and the probe's cost),
+// /flows (the last drain's busiest sockets first, ?limit=N in 1..100000,
+// default 1000, in the REST envelope) and /healthz. `monitor` must outlive
+// the server's handlers.
+LENS_EXPORT void AddFlowRoutes(HttpServer& http, const FlowMonitor& monitor);
 
 }  // namespace lens
 

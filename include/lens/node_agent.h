@@ -26,9 +26,6 @@
 #include <vector>
 
 #include "lens/amd_smi.h"
-#include "lens/config.h"
-#include "lens/container_events.h"
-#include "lens/containers.h"
 #include "lens/export.h"
 #include "lens/gpu.h"
 #include "lens/host.h"
@@ -211,53 +208,6 @@ class LENS_EXPORT NodeAgent {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-};
-
-// Everything a served node agent needs: what lens-node-agent and `lens up`
-// run.
-struct LENS_EXPORT NodeAgentServiceOptions {
-  NodeAgentOptions agent;
-  HttpServerOptions http;
-  // Container tracking (serves /pods); nullopt: off. Its node and roots are
-  // taken from `agent`.
-  std::optional<ContainerTrackerOptions> containers;
-  // Streams the tracker's changes to lens-jobs; nullopt: no stream. Needs
-  // `containers`.
-  std::optional<ContainerEventSenderOptions> events;
-};
-
-// Builds the service options from the config's `nodeExporter` section and
-// `metrics.compatNames`; reads the bearer token file (errors name the file,
-// never the token). The node name is $NODE_NAME, else the hostname; the node
-// IP is $NODE_IP.
-LENS_EXPORT StatusOr<NodeAgentServiceOptions> NodeAgentServiceOptionsFromConfig(
-    const Config& config);
-
-// A NodeAgent with its loop running and its routes served. Thread-safe.
-class LENS_EXPORT NodeAgentService {
- public:
-  // Runs the first cycle, binds the listener and starts serving. Errors:
-  // InvalidArgument (options), Unavailable (cannot listen; names the address).
-  static StatusOr<std::unique_ptr<NodeAgentService>> Start(
-      const NodeAgentServiceOptions& options);
-  ~NodeAgentService();  // stops
-  // Stops serving, then the loop; idempotent.
-  void Stop();
-  // Where it serves: "http://127.0.0.1:8989".
-  std::string url() const;
-  const NodeAgent& agent() const;
-  // nullptr when container tracking is off.
-  const ContainerTracker* containers() const { return tracker_.get(); }
-  const ContainerEventSender* events() const { return sender_.get(); }
-
- private:
-  NodeAgentService() = default;
-  void SetUpContainers(const NodeAgentServiceOptions& options);
-  void StartContainers(const NodeAgentServiceOptions& options);
-  std::unique_ptr<NodeAgent> agent_;
-  std::unique_ptr<HttpServer> server_;
-  std::unique_ptr<ContainerEventSender> sender_;
-  std::unique_ptr<ContainerTracker> tracker_;
 };
 
 }  // namespace lens

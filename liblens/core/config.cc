@@ -133,38 +133,50 @@ std::optional<std::string> ProcessGetenv(const std::string& name) {
   return std::string(value);
 }
 
-// Writes LENS_* overrides into the parsed tree so they get the same type checks
-// as the file. An empty variable counts as unset (Kubernetes sets optional ones
-// to "").
-Status ApplyEnvOverrides(const ConfigLoadOptions& options, YAML::Node& root,
-                         Ctx* ctx) {
+// Puts `value` at `path` ("section.key" or "key") in the parsed tree, so it
+// gets the same type checks as the file. The file's node is replaced, not
+// assigned into, so the value has no file Mark and errors name `origin`.
+void SetOverride(YAML::Node& root, std::string_view path,
+                 const std::string& value, const std::string& origin,
+                 Ctx* ctx) {
+  if (!root.IsNull() && !root.IsMap()) return;  // DecodeMap reports it.
+  const size_t dot = path.find('.');
+  if (dot == std::string_view::npos) {
+    root.remove(std::string(path));
+    root[std::string(path)] = YAML::Node(value);
+  } else {
+    const std::string section_key(path.substr(0, dot));
+    const std::string key(path.substr(dot + 1));
+    YAML::Node section = root[section_key];
+    if (!section.IsDefined() || section.IsNull()) {
+      section = YAML::Node(YAML::NodeType::Map);
+      root[section_key] = section;
+    } else if (!section.IsMap()) {
+      return;  // DecodeMap reports the section's type.
+    }
+    section.remove(key);
+    section[key] = YAML::Node(value);
+  }
+  ctx->env_origin[std::string(path)] = origin;
+}
+
+// LENS_* variables, then the command line's overrides. An empty variable
+// counts as unset (Kubernetes sets optional ones to "").
+Status ApplyOverrides(const ConfigLoadOptions& options, YAML::Node& root,
+                      Ctx* ctx) {
   for (std::string_view path : kEnvOverridable) {
     const std::string name = EnvVarName(path);
     std::optional<std::string> value =
         options.getenv ? options.getenv(name) : ProcessGetenv(name);
     if (!value.has_value() || value->empty()) continue;
-    if (!root.IsNull() && !root.IsMap())
-      return OkStatus();  // DecodeMap reports it.
-    // Replace (not assign into) the file's node, so the value has no file Mark
-    // and errors point at the variable.
-    const size_t dot = path.find('.');
-    if (dot == std::string_view::npos) {
-      root.remove(std::string(path));
-      root[std::string(path)] = YAML::Node(*value);
-    } else {
-      const std::string section_key(path.substr(0, dot));
-      const std::string key(path.substr(dot + 1));
-      YAML::Node section = root[section_key];
-      if (!section.IsDefined() || section.IsNull()) {
-        section = YAML::Node(YAML::NodeType::Map);
-        root[section_key] = section;
-      } else if (!section.IsMap()) {
-        continue;  // DecodeMap reports the section's type.
-      }
-      section.remove(key);
-      section[key] = YAML::Node(*value);
+    SetOverride(root, path, *value, name + "=" + *value, ctx);
+  }
+  for (const ConfigOverride& o : options.overrides) {
+    if (o.path.empty() || o.path.find('.') != o.path.rfind('.')) {
+      return InvalidArgumentError(o.origin + ": config key \"" + o.path +
+                                  "\" is not section.key or key");
     }
-    ctx->env_origin[std::string(path)] = name + "=" + *value;
+    SetOverride(root, o.path, o.value, o.origin + "=" + o.value, ctx);
   }
   return OkStatus();
 }
@@ -247,7 +259,7 @@ StatusOr<Config> ParseConfig(std::string_view yaml,
                                   std::to_string(docs.size()));
     }
     YAML::Node root = docs.empty() ? YAML::Node() : docs.front();
-    LENS_RETURN_IF_ERROR(ApplyEnvOverrides(options, root, &ctx));
+    LENS_RETURN_IF_ERROR(ApplyOverrides(options, root, &ctx));
     LENS_RETURN_IF_ERROR(
         DecodeMap<Config>(ctx, root, "", kTopLevelRules, &config));
   } catch (const YAML::Exception& e) {
@@ -271,6 +283,12 @@ StatusOr<Config> LoadConfigFile(const std::string& path,
   LENS_ASSIGN_OR_RETURN(std::string text,
                         ReadLimited(path, options.max_file_bytes));
   return ParseConfig(text, path, options);
+}
+
+StatusOr<Config> LoadConfig(const std::string& path,
+                            const ConfigLoadOptions& options) {
+  if (path.empty()) return ParseConfig("", "defaults", options);
+  return LoadConfigFile(path, options);
 }
 
 }  // namespace lens

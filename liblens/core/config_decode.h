@@ -23,7 +23,7 @@ namespace lens::config {
 struct Ctx {
   std::string source;
   std::map<std::string, std::string, std::less<>>
-      env_origin;  // path -> "LENS_X=value"
+      env_origin;  // path -> "LENS_X=value" or "--flag=value"
 
   Status Error(const YAML::Node& node, std::string_view path,
                std::string_view problem) const {

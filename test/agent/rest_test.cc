@@ -1,4 +1,4 @@
-// The node REST API and NodeAgentService over loopback HTTP, on fixture hosts.
+// The node REST API and NodeService over loopback HTTP, on fixture hosts.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <rapidjson/document.h>
@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "lens/node_agent.h"
+#include "lens/node_service.h"
 #include "lens/probe.h"
 
 namespace lens {
@@ -40,19 +41,19 @@ rapidjson::Document Data(const httplib::Result& res, int want_status = 200) {
 class RestTest : public ::testing::Test {
  protected:
   void Start(const Config& config) {
-    auto options = NodeAgentServiceOptionsFromConfig(config);
+    auto options = NodeServiceOptionsFromConfig(config, kNodeAgent);
     ASSERT_TRUE(options.ok()) << options.status();
-    auto service = NodeAgentService::Start(*options);
+    auto service = NodeService::Start(*options);
     ASSERT_TRUE(service.ok()) << service.status();
     service_ = std::move(*service);
     const std::string url = service_->url();
     port_ = std::stoi(url.substr(url.rfind(':') + 1));
     // The loop's first cycle runs on its own thread.
-    for (int i = 0; i < 200 && service_->agent().snapshot()->cycle == 0; ++i) {
+    for (int i = 0; i < 200 && service_->agent()->snapshot()->cycle == 0; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
-  std::unique_ptr<NodeAgentService> service_;
+  std::unique_ptr<NodeService> service_;
   int port_ = 0;
 };
 
@@ -147,10 +148,10 @@ TEST_F(RestTest, BearerTokenFileProtectsTheApiButNotHealthz) {
   std::filesystem::remove(token_file);
 }
 
-TEST(NodeAgentServiceTest, MissingTokenFileIsAnErrorNamingTheKey) {
+TEST(NodeServiceTest, MissingTokenFileIsAnErrorNamingTheKey) {
   Config config = FixtureConfig("empty");
   config.node_exporter.bearer_token_file = "/nonexistent/token";
-  auto options = NodeAgentServiceOptionsFromConfig(config);
+  auto options = NodeServiceOptionsFromConfig(config, kNodeAgent);
   ASSERT_FALSE(options.ok());
   EXPECT_NE(options.status().message().find("bearerTokenFile"),
             std::string::npos);

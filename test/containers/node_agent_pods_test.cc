@@ -13,6 +13,7 @@
 #include "containerd_env.h"
 #include "lens/container_events.h"
 #include "lens/node_agent.h"
+#include "lens/node_service.h"
 #include "lens/store.h"
 
 namespace lens {
@@ -57,12 +58,13 @@ class NodeAgentPodsTest : public ::testing::Test {
     ne.jobs_address = "127.0.0.1:" + std::to_string(server_->port());
     std::ofstream(dir_ + "/token") << "pods-token\n";
     ne.bearer_token_file = dir_ + "/token";
-    auto options = NodeAgentServiceOptionsFromConfig(config);
+    auto options =
+        NodeServiceOptionsFromConfig(config, kNodeAgent | kNodeContainers);
     ASSERT_TRUE(options.ok()) << options.status();
     ASSERT_TRUE(options->containers.has_value());
     ASSERT_TRUE(options->events.has_value());
-    options->agent.node_name = "agent-node";
-    auto agent = NodeAgentService::Start(*options);
+    options->node_name = "agent-node";
+    auto agent = NodeService::Start(*options);
     ASSERT_TRUE(agent.ok()) << agent.status();
     agent_ = std::move(*agent);
     const std::string url = agent_->url();
@@ -72,7 +74,7 @@ class NodeAgentPodsTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<ContainerEventServer> server_;
-  std::unique_ptr<NodeAgentService> agent_;
+  std::unique_ptr<NodeService> agent_;
   int port_ = 0;
 };
 

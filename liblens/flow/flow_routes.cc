@@ -1,9 +1,5 @@
-// lens-netflow's HTTP routes, shared with `lens up`: /metrics (flow metrics
-// and the probe's cost), /flows (the last drain's busiest sockets in the REST
-// envelope) and /healthz.
-#ifndef LENS_DAEMONS_NETFLOW_ROUTES_H_
-#define LENS_DAEMONS_NETFLOW_ROUTES_H_
-
+// The flow monitor's HTTP routes: what lens-netflow serves, and `lens up`
+// on its flows port.
 #include <algorithm>
 #include <charconv>
 #include <string>
@@ -13,17 +9,16 @@
 #include "lens/http.h"
 #include "lens/metrics.h"
 
-namespace lens::cli {
+namespace lens {
 
-// `monitor` must outlive the server's handlers.
-inline void AddFlowRoutes(HttpServer& http, const FlowMonitor& monitor) {
+void AddFlowRoutes(HttpServer& http, const FlowMonitor& monitor) {
   http.Handle("GET", "/metrics",
               [&monitor](const HttpRequest&, HttpResponse* r) {
                 r->content_type = std::string(kPrometheusTextContentType);
                 r->body = monitor.RenderMetrics();
               });
-  // The busiest sockets first; ?limit=N (1..100000, default 1000) bounds the
-  // answer (a node can hold 65,536 sockets in the flow table).
+  // A node can hold 65,536 sockets in the flow table: ?limit bounds the
+  // answer.
   http.Handle(
       "GET", "/flows", [&monitor](const HttpRequest& q, HttpResponse* r) {
         size_t limit = 1000;
@@ -40,21 +35,14 @@ inline void AddFlowRoutes(HttpServer& http, const FlowMonitor& monitor) {
           }
         }
         std::vector<TcpFlow> flows = monitor.RecentFlows();
-        auto bytes = [](const TcpFlow& f) {
-          return f.bytes_sent + f.bytes_received;
+        auto busier = [](const TcpFlow& a, const TcpFlow& b) {
+          return a.bytes_sent + a.bytes_received >
+                 b.bytes_sent + b.bytes_received;
         };
-        if (flows.size() > limit) {
-          std::partial_sort(flows.begin(), flows.begin() + limit, flows.end(),
-                            [&](const TcpFlow& a, const TcpFlow& b) {
-                              return bytes(a) > bytes(b);
-                            });
-          flows.resize(limit);
-        } else {
-          std::sort(flows.begin(), flows.end(),
-                    [&](const TcpFlow& a, const TcpFlow& b) {
-                      return bytes(a) > bytes(b);
-                    });
-        }
+        const size_t n = std::min(limit, flows.size());
+        std::partial_sort(flows.begin(), flows.begin() + static_cast<long>(n),
+                          flows.end(), busier);
+        flows.resize(n);
         RespondData(FlowsJson(flows), r);
       });
   http.Handle("GET", "/healthz", [](const HttpRequest&, HttpResponse* r) {
@@ -63,6 +51,4 @@ inline void AddFlowRoutes(HttpServer& http, const FlowMonitor& monitor) {
   });
 }
 
-}  // namespace lens::cli
-
-#endif  // LENS_DAEMONS_NETFLOW_ROUTES_H_
+}  // namespace lens
