@@ -207,7 +207,6 @@ class LENS_EXPORT FamilyBase {
   // Called under the family's mutex before creating a child; ResourceExhausted
   // when full.
   Status CheckCapacity(size_t current_children) const;
-  void AppendHeader(std::string* out) const;
 
   const std::string name_;
   const std::string help_;
@@ -263,8 +262,6 @@ class LENS_EXPORT Family final : public FamilyBase {
          std::vector<std::string> label_names, FamilyOptions options,
          std::shared_ptr<Counter> rejected,
          std::shared_ptr<const std::vector<double>> buckets);
-  void AppendSeries(const std::vector<std::string>& values, const M& child,
-                    std::string* out) const;
 
   const std::shared_ptr<const std::vector<double>> buckets_;  // histograms only
   mutable std::mutex mu_;

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <map>
 
-#include "agent/metric_writer.h"
+#include "core/metric_writer.h"
 #include "agent/metrics_render.h"
 
 namespace lens::agent {

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <optional>
 
-#include "agent/metric_writer.h"
+#include "core/metric_writer.h"
 
 namespace lens::agent {
 namespace {

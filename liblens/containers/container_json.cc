@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/text.h"
 #include "lens/containers.h"
-#include "store/text.h"
 
 namespace lens {
 namespace {
@@ -22,11 +22,7 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 // Records normally hold valid UTF-8 (the store sanitises what it writes),
 // but a record straight from containerd may not; JSON output must be valid.
-std::string Utf8(std::string_view s) {
-  std::string out(s);
-  store::SanitizeUtf8(&out);
-  return out;
-}
+std::string Utf8(std::string_view s) { return ValidUtf8(s); }
 
 void String(Writer& w, std::string_view value) {
   const std::string s = Utf8(value);

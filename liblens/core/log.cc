@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/text.h"
 #include "lens/json.h"
 
 namespace lens {
@@ -163,12 +164,10 @@ LogMessage& LogMessage::Field(std::string_view key, bool value) {
 }
 
 LogMessage& LogMessage::Field(std::string_view key, double value) {
-  if (std::isnan(value)) return Field(key, std::string_view("NaN"));
-  if (std::isinf(value))
-    return Field(key, std::string_view(value > 0 ? "+Inf" : "-Inf"));
-  char buf[32];
-  auto res = std::to_chars(buf, buf + sizeof(buf), value);
-  return AddNumber(key, std::string(buf, res.ptr));
+  std::string text;
+  AppendDouble(value, NonFinite::kPrometheus, &text);
+  if (!std::isfinite(value)) return Field(key, std::string_view(text));
+  return AddNumber(key, std::move(text));
 }
 
 LogMessage& LogMessage::Field(std::string_view key, const Status& status) {

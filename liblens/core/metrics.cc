@@ -4,31 +4,13 @@
 #include <cmath>
 #include <limits>
 
+#include "core/metric_writer.h"
+
 namespace lens {
 namespace {
 
 constexpr std::string_view kRejectedFamilyName =
     "lens_metrics_series_rejected_total";
-
-// Appends {a="x",b="y"[,le="0.5"]}; nothing when there are no labels at all.
-void AppendLabels(const std::vector<std::string>& names,
-                  const std::vector<std::string>& values,
-                  std::string_view extra_name, std::string_view extra_value,
-                  std::string* out) {
-  if (names.empty() && extra_name.empty()) return;
-  out->push_back('{');
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    out->append(names[i]).append("=\"");
-    AppendEscapedLabelValue(values[i], out);
-    out->push_back('"');
-  }
-  if (!extra_name.empty()) {
-    if (!names.empty()) out->push_back(',');
-    out->append(extra_name).append("=\"").append(extra_value).push_back('"');
-  }
-  out->push_back('}');
-}
 
 std::string_view TypeName(MetricType type) {
   switch (type) {
@@ -164,16 +146,6 @@ Status FamilyBase::CheckCapacity(size_t current_children) const {
                                 " reached");
 }
 
-void FamilyBase::AppendHeader(std::string* out) const {
-  if (!help_.empty()) {
-    out->append("# HELP ").append(name_).push_back(' ');
-    AppendEscapedHelp(help_, out);
-    out->push_back('\n');
-  }
-  out->append("# TYPE ").append(name_).push_back(' ');
-  out->append(TypeName(type_)).push_back('\n');
-}
-
 template <typename M>
 Family<M>::Family(std::string name, std::string help, MetricType type,
                   std::vector<std::string> label_names, FamilyOptions options,
@@ -224,42 +196,35 @@ size_t Family<M>::size() const {
 }
 
 template <typename M>
-void Family<M>::AppendSeries(const std::vector<std::string>& values,
-                             const M& child, std::string* out) const {
-  if constexpr (std::is_same_v<M, Histogram>) {
-    const HistogramSnapshot snap = child.Snapshot();
-    std::string le;
-    for (size_t i = 0; i < snap.upper_bounds.size(); ++i) {
-      le.clear();
-      AppendMetricValue(snap.upper_bounds[i], &le);
-      out->append(name_).append("_bucket");
-      AppendLabels(label_names_, values, "le", le, out);
-      out->push_back(' ');
-      out->append(std::to_string(snap.cumulative_counts[i])).push_back('\n');
-    }
-    out->append(name_).append("_sum");
-    AppendLabels(label_names_, values, "", "", out);
-    out->push_back(' ');
-    AppendMetricValue(snap.sum, out);
-    out->append("\n").append(name_).append("_count");
-    AppendLabels(label_names_, values, "", "", out);
-    out->append(" ").append(std::to_string(snap.count)).push_back('\n');
-  } else {
-    out->append(name_);
-    AppendLabels(label_names_, values, "", "", out);
-    out->push_back(' ');
-    AppendMetricValue(child.Value(), out);
-    out->push_back('\n');
-  }
-}
-
-template <typename M>
 void Family<M>::RenderTo(std::string* out) const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (children_.empty()) return;
-  AppendHeader(out);
-  for (const auto& [values, child] : children_)
-    AppendSeries(values, *child, out);
+  MetricWriter w(out);
+  w.Family(name_, help_, TypeName(type_));
+  std::vector<Label> labels;
+  const std::string bucket = name_ + "_bucket", sum = name_ + "_sum",
+                    count = name_ + "_count";
+  for (const auto& [values, child] : children_) {
+    labels.clear();
+    for (size_t i = 0; i < label_names_.size(); ++i)
+      labels.emplace_back(label_names_[i], values[i]);
+    if constexpr (std::is_same_v<M, Histogram>) {
+      const HistogramSnapshot snap = child->Snapshot();
+      std::string le;
+      labels.emplace_back("le", "");
+      for (size_t i = 0; i < snap.upper_bounds.size(); ++i) {
+        le.clear();
+        AppendMetricValue(snap.upper_bounds[i], &le);
+        labels.back().second = le;
+        w.SampleNamed(bucket, labels,
+                      static_cast<double>(snap.cumulative_counts[i]));
+      }
+      labels.pop_back();
+      w.SampleNamed(sum, labels, snap.sum);
+      w.SampleNamed(count, labels, static_cast<double>(snap.count));
+    } else {
+      w.SampleNamed(name_, labels, child->Value());
+    }
+  }
 }
 
 template class Family<Counter>;

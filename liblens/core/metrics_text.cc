@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/text.h"
 #include "lens/metrics.h"
 
 namespace lens {
@@ -116,15 +117,7 @@ void AppendEscapedHelp(std::string_view help, std::string* out) {
 }
 
 void AppendMetricValue(double value, std::string* out) {
-  if (std::isnan(value)) {
-    out->append("NaN");
-  } else if (std::isinf(value)) {
-    out->append(value > 0 ? "+Inf" : "-Inf");
-  } else {
-    char buf[32];
-    const auto res = std::to_chars(buf, buf + sizeof(buf), value);
-    out->append(buf, res.ptr);
-  }
+  AppendDouble(value, NonFinite::kPrometheus, out);
 }
 
 std::vector<double> DefaultBuckets() {

@@ -2,11 +2,9 @@
 
 #include <algorithm>
 
-#include "agent/metric_writer.h"
+#include "core/metric_writer.h"
 
 namespace lens::flow {
-
-using agent::MetricWriter;
 
 std::string WorkloadOf(const TcpFlow& flow) {
   if (flow.pod_name.empty()) return "host";

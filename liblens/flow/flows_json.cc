@@ -2,8 +2,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "core/text.h"
 #include "lens/flow.h"
-#include "store/text.h"
 
 namespace lens {
 namespace {
@@ -12,7 +12,7 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 void Str(Writer& w, const char* key, std::string_view value) {
   std::string s(value);
-  store::SanitizeUtf8(&s);  // comm is whatever the process named itself
+  SanitizeUtf8(&s);  // comm is whatever the process named itself
   w.Key(key);
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <thread>
 
-#include "agent/metric_writer.h"
+#include "core/metric_writer.h"
 #include "flow/attribution.h"
 #include "flow/classify.h"
 #include "flow/flow_metrics.h"
@@ -121,7 +121,7 @@ std::string FlowMonitorImpl::RenderMetrics() const {
   {
     std::lock_guard<std::mutex> lock(state_mu_);
     metrics_.Render(&out);
-    agent::MetricWriter w(&out);
+    MetricWriter w(&out);
     w.Family("lens_netflow_drain_errors_total",
              "Drains of the flow source that failed.", "counter");
     w.Sample({}, static_cast<double>(drain_errors_));
@@ -137,7 +137,7 @@ void FlowMonitorImpl::RenderProbe(std::string* out) const {
     std::lock_guard<std::mutex> lock(drain_mu_);
     s = probe_->Stats();
   }
-  agent::MetricWriter w(out);
+  MetricWriter w(out);
   w.Family("lens_netflow_bpf_stats_sampled_seconds_total",
            "Time the kernel's BPF run-time statistics were on (sampled "
            "windows); the program counters below cover only this time.",

@@ -96,8 +96,8 @@ StatusOr<ProbeKernel> ProbeKernelFrom(
   for (const Need& need : kNeeds) {
     if (has_btf_name(need.btf_name)) continue;
     if (!missing.empty()) missing += "; ";
-    missing += std::string(need.what) + " [BTF: " +
-               std::string(need.btf_name) + "]";
+    missing +=
+        std::string(need.what) + " [BTF: " + std::string(need.btf_name) + "]";
   }
   if (!missing.empty()) {
     return FailedPreconditionError(

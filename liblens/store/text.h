@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/text.h"
 #include "lens/status.h"
 #include "lens/store_types.h"
 #include "store/db.h"
@@ -22,9 +23,8 @@ inline constexpr size_t kMaxTextBytes = 4096;     // paths, images, free text
 inline constexpr size_t kMaxLabelsBytes = 65536;  // *_json except snapshots
 inline constexpr size_t kMaxSnapshotBytes = 1 << 20;
 
-// Replaces invalid UTF-8 sequences and NUL bytes with U+FFFD, in place.
-// Returns whether anything changed.
-bool SanitizeUtf8(std::string* s);
+// Text is sanitised with lens::SanitizeUtf8 (core/text.h).
+using lens::SanitizeUtf8;
 
 // Sanitises `*s` and checks its size: kInvalidArgument "<table>.<field>:
 // value of N bytes exceeds the limit of M".

@@ -17,16 +17,7 @@ namespace {
 // Appends a number; non-finite values become the strings "nan", "inf",
 // "-inf" (JSON has no such numbers; docs/storage.md).
 void AppendNumber(double v, std::string* out) {
-  if (std::isnan(v)) {
-    *out += "\"nan\"";
-  } else if (std::isinf(v)) {
-    *out += v > 0 ? "\"inf\"" : "\"-inf\"";
-  } else {
-    // Shortest text that reads back as the same double.
-    char buf[32];
-    const auto res = std::to_chars(buf, buf + sizeof buf, v);
-    out->append(buf, res.ptr);
-  }
+  AppendDouble(v, NonFinite::kJsonString, out);
 }
 
 }  // namespace

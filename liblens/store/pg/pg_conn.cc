@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/text.h"
+
 namespace lens::store {
 namespace {
 
@@ -105,15 +107,8 @@ bool ToText(const Param& p, std::string* out, bool* is_null) {
   if (auto* i = std::get_if<int64_t>(&p)) {
     *out = std::to_string(*i);
   } else if (auto* d = std::get_if<double>(&p)) {
-    if (std::isnan(*d)) {
-      *out = "NaN";
-    } else if (std::isinf(*d)) {
-      *out = *d > 0 ? "Infinity" : "-Infinity";
-    } else {
-      char buf[32];
-      auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), *d);
-      out->assign(buf, end);
-    }
+    out->clear();
+    AppendDouble(*d, NonFinite::kPostgres, out);
   } else if (auto* s = std::get_if<std::string_view>(&p)) {
     if (s->find('\0') != std::string_view::npos) return false;
     out->assign(*s);

@@ -1,16 +1,19 @@
 // Writes Prometheus text exposition straight from values (no registry
-// lookups): the node agent renders each snapshot this way, family by family.
-#ifndef LENS_AGENT_METRIC_WRITER_H_
-#define LENS_AGENT_METRIC_WRITER_H_
+// lookups): the one way Lens writes the text format. The node agent renders
+// each snapshot this way, family by family; the flow monitor and the
+// Registry too.
+#ifndef LENS_CORE_METRIC_WRITER_H_
+#define LENS_CORE_METRIC_WRITER_H_
 
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "lens/metrics.h"
 
-namespace lens::agent {
+namespace lens {
 
 using Label = std::pair<std::string_view, std::string_view>;
 
@@ -34,9 +37,15 @@ class MetricWriter {
   // One sample with a name other than the family's (histogram parts).
   void SampleNamed(std::string_view name, std::initializer_list<Label> labels,
                    double value) {
+    SampleNamed(name, std::span<const Label>(labels.begin(), labels.size()),
+                value);
+  }
+  // Labels known only at run time (the Registry's families).
+  void SampleNamed(std::string_view name, std::span<const Label> labels,
+                   double value) {
     if (!header_written_) WriteHeader();
     out_->append(name);
-    if (labels.size() != 0) {
+    if (!labels.empty()) {
       out_->push_back('{');
       bool first = true;
       for (const auto& [k, v] : labels) {
@@ -55,12 +64,16 @@ class MetricWriter {
   }
 
  private:
+  // HELP only when there is help text.
   void WriteHeader() {
-    out_->append("# HELP ");
-    out_->append(name_);
-    out_->push_back(' ');
-    AppendEscapedHelp(help_, out_);
-    out_->append("\n# TYPE ");
+    if (!help_.empty()) {
+      out_->append("# HELP ");
+      out_->append(name_);
+      out_->push_back(' ');
+      AppendEscapedHelp(help_, out_);
+      out_->push_back('\n');
+    }
+    out_->append("# TYPE ");
     out_->append(name_);
     out_->push_back(' ');
     out_->append(type_);
@@ -75,6 +88,6 @@ class MetricWriter {
   bool header_written_ = false;
 };
 
-}  // namespace lens::agent
+}  // namespace lens
 
-#endif  // LENS_AGENT_METRIC_WRITER_H_
+#endif  // LENS_CORE_METRIC_WRITER_H_

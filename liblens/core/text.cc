@@ -1,0 +1,90 @@
+#include "core/text.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+
+namespace lens {
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 if invalid (overlongs,
+// surrogates and code points above U+10FFFF are invalid).
+size_t Utf8Length(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c >= 0x01 && c < 0x80) return 1;
+  size_t n;
+  uint32_t min;
+  if ((c & 0xE0) == 0xC0) {
+    n = 2, min = 0x80;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3, min = 0x800;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 4, min = 0x10000;
+  } else {
+    return 0;  // NUL, a continuation byte, or 0xF8..0xFF
+  }
+  if (i + n > s.size()) return 0;
+  uint32_t cp = c & (0x7F >> n);
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+}  // namespace
+
+bool SanitizeUtf8(std::string* s) {
+  size_t i = 0;
+  while (i < s->size()) {
+    const size_t n = Utf8Length(*s, i);
+    if (n == 0) break;
+    i += n;
+  }
+  if (i == s->size()) return false;  // the common case: no copy
+  std::string out(s->data(), i);
+  while (i < s->size()) {
+    const size_t n = Utf8Length(*s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(*s, i, n);
+      i += n;
+    }
+  }
+  *s = std::move(out);
+  return true;
+}
+
+std::string ValidUtf8(std::string_view s) {
+  std::string out(s);
+  SanitizeUtf8(&out);
+  return out;
+}
+
+void AppendDouble(double v, NonFinite spelling, std::string* out) {
+  if (std::isnan(v)) {
+    out->append(spelling == NonFinite::kJsonString ? "\"nan\"" : "NaN");
+  } else if (std::isinf(v)) {
+    switch (spelling) {
+      case NonFinite::kPrometheus:
+        out->append(v > 0 ? "+Inf" : "-Inf");
+        break;
+      case NonFinite::kPostgres:
+        out->append(v > 0 ? "Infinity" : "-Infinity");
+        break;
+      case NonFinite::kJsonString:
+        out->append(v > 0 ? "\"inf\"" : "\"-inf\"");
+        break;
+    }
+  } else {
+    char buf[32];
+    const auto res = std::to_chars(buf, buf + sizeof(buf), v);
+    out->append(buf, res.ptr);
+  }
+}
+
+}  // namespace lens

@@ -1,0 +1,31 @@
+// Text every area writes out: valid UTF-8, and doubles in their shortest
+// round-trip form with the non-finite values spelled as the target format
+// wants. One implementation for the store, JSON, metrics and logs.
+#ifndef LENS_CORE_TEXT_H_
+#define LENS_CORE_TEXT_H_
+
+#include <string>
+#include <string_view>
+
+namespace lens {
+
+// Replaces invalid UTF-8 sequences (overlongs, surrogates, above U+10FFFF)
+// and NUL bytes with U+FFFD, in place. Returns whether anything changed.
+bool SanitizeUtf8(std::string* s);
+// `s` as valid UTF-8 (a copy, sanitised).
+std::string ValidUtf8(std::string_view s);
+
+// How NaN and the infinities are written.
+enum class NonFinite {
+  kPrometheus,  // NaN, +Inf, -Inf (text exposition, log fields)
+  kPostgres,    // NaN, Infinity, -Infinity (float8 input)
+  kJsonString,  // "nan", "inf", "-inf" (quoted: JSON has no such numbers)
+};
+
+// Appends `v`: finite values in the shortest text that reads back as the
+// same double ("0.8995", not "0.8995000000000001").
+void AppendDouble(double v, NonFinite spelling, std::string* out);
+
+}  // namespace lens
+
+#endif  // LENS_CORE_TEXT_H_
