@@ -32,7 +32,7 @@
 #include "lens/host.h"
 #include "lens/rdma.h"
 #include "lens/status.h"
-#include "lens/store_types.h"
+#include "lens/model.h"
 
 namespace lens {
 

@@ -34,7 +34,7 @@
 
 #include "lens/export.h"
 #include "lens/status.h"
-#include "lens/store_types.h"
+#include "lens/model.h"
 #include "lens/training.h"
 
 namespace lens {

@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "lens/containers.h"
-#include "lens/store_types.h"
+#include "lens/model.h"
 #include "lens/v1/container_events.pb.h"
 
 namespace lens::container_events {

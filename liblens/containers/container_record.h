@@ -14,7 +14,7 @@
 #include "containers/pod_resources.h"
 #include "lens/containers.h"
 #include "lens/host.h"
-#include "lens/store_types.h"
+#include "lens/model.h"
 
 namespace lens::containers {
 

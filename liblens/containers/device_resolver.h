@@ -24,7 +24,7 @@
 #include "lens/containers.h"
 #include "lens/gpu.h"
 #include "lens/host.h"
-#include "lens/store_types.h"
+#include "lens/model.h"
 
 namespace lens::containers {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "lens/flow.h"
-#include "lens/store_types.h"
+#include "lens/model.h"
 
 namespace lens::flow {
 

@@ -12,7 +12,7 @@
 
 #include "core/text.h"
 #include "lens/status.h"
-#include "lens/store_types.h"
+#include "lens/model.h"
 #include "store/db.h"
 
 namespace lens::store {

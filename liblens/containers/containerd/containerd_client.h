@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "lens/status.h"
-#include "lens/store_types.h"
+#include "lens/model.h"
 
 namespace lens::containers {
 
