@@ -30,10 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -216,18 +213,6 @@ class LENS_EXPORT FamilyBase {
   const std::shared_ptr<Counter> rejected_;  // null when unlimited
 };
 
-// Orders label-value tuples lexicographically; also compares with a span of
-// string_views so lookups do not allocate.
-struct LabelValuesLess {
-  using is_transparent = void;
-  template <typename A, typename B>
-  bool operator()(const A& a, const B& b) const {
-    return std::lexicographical_compare(
-        a.begin(), a.end(), b.begin(), b.end(),
-        [](std::string_view x, std::string_view y) { return x < y; });
-  }
-};
-
 // All children of one metric, one per label-value tuple. Obtained from a
 // Registry, which owns it. M is Counter, Gauge or Histogram.
 template <typename M>
@@ -262,11 +247,10 @@ class LENS_EXPORT Family final : public FamilyBase {
          std::vector<std::string> label_names, FamilyOptions options,
          std::shared_ptr<Counter> rejected,
          std::shared_ptr<const std::vector<double>> buckets);
+  ~Family() override;
 
-  const std::shared_ptr<const std::vector<double>> buckets_;  // histograms only
-  mutable std::mutex mu_;
-  std::map<std::vector<std::string>, std::shared_ptr<M>, LabelValuesLess>
-      children_;  // GUARDED_BY(mu_)
+  struct Children;  // the children and their mutex (metrics.cc)
+  const std::unique_ptr<Children> children_;
 };
 
 extern template class Family<Counter>;
@@ -328,13 +312,8 @@ class LENS_EXPORT Registry {
                            FamilyOptions options,
                            std::shared_ptr<const std::vector<double>> buckets);
 
-  mutable std::mutex mu_;
-  std::map<std::string, std::unique_ptr<FamilyBase>, std::less<>>
-      families_;  // GUARDED_BY(mu_)
-  std::set<std::string, std::less<>>
-      sample_names_;  // GUARDED_BY(mu_): every series name
-  CounterFamily* rejected_family_ =
-      nullptr;  // lens_metrics_series_rejected_total; set once
+  struct Families;  // the families, their series names and a mutex
+  const std::unique_ptr<Families> families_;
 };
 
 }  // namespace lens

@@ -28,13 +28,12 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "lens/export.h"
-#include "lens/status.h"
 #include "lens/model.h"
+#include "lens/status.h"
 #include "lens/training.h"
 
 namespace lens {
@@ -197,10 +196,8 @@ class LENS_EXPORT TrainingWriter {
   friend class TrainingRepository;
   TrainingWriter(store::Database* db, std::string workload_uid,
                  std::string source);
-  store::Database* db_;
-  std::string workload_uid_;
-  std::string source_;
-  std::unordered_map<int32_t, int32_t> runs_;  // local -> stored
+  struct State;  // the database, workload, source and run map (training.cc)
+  std::unique_ptr<State> state_;
 };
 
 class LENS_EXPORT TrainingRepository {

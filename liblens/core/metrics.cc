@@ -3,11 +3,26 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <set>
 
 #include "core/metric_writer.h"
 
 namespace lens {
 namespace {
+
+// Orders label-value tuples lexicographically; also compares with a span of
+// string_views so lookups do not allocate.
+struct LabelValuesLess {
+  using is_transparent = void;
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return std::lexicographical_compare(
+        a.begin(), a.end(), b.begin(), b.end(),
+        [](std::string_view x, std::string_view y) { return x < y; });
+  }
+};
 
 constexpr std::string_view kRejectedFamilyName =
     "lens_metrics_series_rejected_total";
@@ -147,63 +162,82 @@ Status FamilyBase::CheckCapacity(size_t current_children) const {
 }
 
 template <typename M>
+struct Family<M>::Children {
+  const std::shared_ptr<const std::vector<double>> buckets;  // histograms
+  mutable std::mutex mu;
+  std::map<std::vector<std::string>, std::shared_ptr<M>, LabelValuesLess>
+      map;  // GUARDED_BY(mu)
+};
+
+struct Registry::Families {
+  mutable std::mutex mu;
+  std::map<std::string, std::unique_ptr<FamilyBase>, std::less<>>
+      by_name;                                      // GUARDED_BY(mu)
+  std::set<std::string, std::less<>> sample_names;  // GUARDED_BY(mu)
+  CounterFamily* rejected = nullptr;  // lens_metrics_series_rejected_total
+};
+
+template <typename M>
+Family<M>::~Family() = default;
+
+template <typename M>
 Family<M>::Family(std::string name, std::string help, MetricType type,
                   std::vector<std::string> label_names, FamilyOptions options,
                   std::shared_ptr<Counter> rejected,
                   std::shared_ptr<const std::vector<double>> buckets)
     : FamilyBase(std::move(name), std::move(help), type, std::move(label_names),
                  options, std::move(rejected)),
-      buckets_(std::move(buckets)) {}
+      children_(new Children{std::move(buckets), {}, {}}) {}
 
 template <typename M>
 StatusOr<std::shared_ptr<M>> Family<M>::WithLabels(
     std::span<const std::string_view> values) {
   LENS_RETURN_IF_ERROR(CheckLabelValues(values));
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = children_.find(values); it != children_.end())
+  std::lock_guard<std::mutex> lock(children_->mu);
+  if (auto it = children_->map.find(values); it != children_->map.end())
     return it->second;
-  LENS_RETURN_IF_ERROR(CheckCapacity(children_.size()));
+  LENS_RETURN_IF_ERROR(CheckCapacity(children_->map.size()));
   std::shared_ptr<M> child;
   if constexpr (std::is_same_v<M, Histogram>) {
-    child = std::make_shared<Histogram>(buckets_);
+    child = std::make_shared<Histogram>(children_->buckets);
   } else {
     child = std::make_shared<M>();
   }
-  children_.emplace(std::vector<std::string>(values.begin(), values.end()),
-                    child);
+  children_->map.emplace(std::vector<std::string>(values.begin(), values.end()),
+                         child);
   return child;
 }
 
 template <typename M>
 bool Family<M>::Remove(std::span<const std::string_view> values) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = children_.find(values);
-  if (it == children_.end()) return false;
-  children_.erase(it);
+  std::lock_guard<std::mutex> lock(children_->mu);
+  auto it = children_->map.find(values);
+  if (it == children_->map.end()) return false;
+  children_->map.erase(it);
   return true;
 }
 
 template <typename M>
 void Family<M>::Clear() {
-  std::lock_guard<std::mutex> lock(mu_);
-  children_.clear();
+  std::lock_guard<std::mutex> lock(children_->mu);
+  children_->map.clear();
 }
 
 template <typename M>
 size_t Family<M>::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return children_.size();
+  std::lock_guard<std::mutex> lock(children_->mu);
+  return children_->map.size();
 }
 
 template <typename M>
 void Family<M>::RenderTo(std::string* out) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(children_->mu);
   MetricWriter w(out);
   w.Family(name_, help_, TypeName(type_));
   std::vector<Label> labels;
   const std::string bucket = name_ + "_bucket", sum = name_ + "_sum",
                     count = name_ + "_count";
-  for (const auto& [values, child] : children_) {
+  for (const auto& [values, child] : children_->map) {
     labels.clear();
     for (size_t i = 0; i < label_names_.size(); ++i)
       labels.emplace_back(label_names_[i], values[i]);
@@ -231,12 +265,12 @@ template class Family<Counter>;
 template class Family<Gauge>;
 template class Family<Histogram>;
 
-Registry::Registry() {
+Registry::Registry() : families_(std::make_unique<Families>()) {
   auto family = AddCounterFamily(
       kRejectedFamilyName,
       "New series refused because a family reached its series limit.",
       {"family"});
-  rejected_family_ = family.ok() ? *family : nullptr;
+  families_->rejected = family.ok() ? *family : nullptr;
 }
 
 Registry::~Registry() = default;
@@ -250,25 +284,27 @@ StatusOr<Family<M>*> Registry::Add(
   LENS_RETURN_IF_ERROR(
       CheckLabelNames(label_names, type).WithContext(std::string(name)));
   const std::vector<std::string> samples = SampleNames(name, type);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(families_->mu);
   for (const std::string& s : samples) {
-    if (sample_names_.contains(s)) {
+    if (families_->sample_names.contains(s)) {
       return Status(StatusCode::kAlreadyExists,
                     "metric \"" + std::string(name) +
                         "\" collides with registered series \"" + s + "\"");
     }
   }
   std::shared_ptr<Counter> rejected;
-  if (options.max_children > 0 && rejected_family_ != nullptr) {
+  if (options.max_children > 0 && families_->rejected != nullptr) {
     // Lock order registry -> family, as in RenderTo().
     const std::string_view family_label[] = {name};
-    LENS_ASSIGN_OR_RETURN(rejected, rejected_family_->WithLabels(family_label));
+    LENS_ASSIGN_OR_RETURN(rejected,
+                          families_->rejected->WithLabels(family_label));
   }
   auto* family = new Family<M>(std::string(name), std::string(help), type,
                                std::move(label_names), options,
                                std::move(rejected), std::move(buckets));
-  families_.emplace(std::string(name), std::unique_ptr<FamilyBase>(family));
-  sample_names_.insert(samples.begin(), samples.end());
+  families_->by_name.emplace(std::string(name),
+                             std::unique_ptr<FamilyBase>(family));
+  families_->sample_names.insert(samples.begin(), samples.end());
   return family;
 }
 
@@ -323,8 +359,8 @@ std::string Registry::Render() const {
 }
 
 void Registry::RenderTo(std::string* out) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [name, family] : families_) family->RenderTo(out);
+  std::lock_guard<std::mutex> lock(families_->mu);
+  for (const auto& [name, family] : families_->by_name) family->RenderTo(out);
 }
 
 }  // namespace lens

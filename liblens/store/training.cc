@@ -2,6 +2,7 @@
 // workload_events (the row mapping is in training_codec.cc).
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "lens/store.h"
 #include "store/db.h"
@@ -108,18 +109,23 @@ Status CheckRecord(const IterationRecord& r) {
 
 }  // namespace
 
+struct TrainingWriter::State {
+  store::Database* db;
+  std::string workload_uid;
+  std::string source;
+  std::unordered_map<int32_t, int32_t> runs;  // local -> stored
+};
+
 TrainingWriter::TrainingWriter(store::Database* db, std::string workload_uid,
                                std::string source)
-    : db_(db),
-      workload_uid_(std::move(workload_uid)),
-      source_(std::move(source)) {}
+    : state_(new State{db, std::move(workload_uid), std::move(source), {}}) {}
 TrainingWriter::TrainingWriter(TrainingWriter&&) noexcept = default;
 TrainingWriter& TrainingWriter::operator=(TrainingWriter&&) noexcept = default;
 TrainingWriter::~TrainingWriter() = default;
 
 int32_t TrainingWriter::StoredRun(int32_t local_run) const {
-  auto it = runs_.find(local_run);
-  return it == runs_.end() ? 0 : it->second;
+  auto it = state_->runs.find(local_run);
+  return it == state_->runs.end() ? 0 : it->second;
 }
 
 Status TrainingWriter::Write(std::span<const IterationRecord> records,
@@ -152,14 +158,15 @@ Status TrainingWriter::Write(const TrainingBatch& batch) {
     NoteFirst(&first, m.run, m.line, m.iteration, m.timestamp_s);
   std::unordered_map<int32_t, int32_t> runs;
   auto fn = [&](Conn& c) -> Status {
-    runs = runs_;
-    LENS_RETURN_IF_ERROR(ResolveRuns(c, workload_uid_, source_, first, &runs));
+    runs = state_->runs;
+    LENS_RETURN_IF_ERROR(
+        ResolveRuns(c, state_->workload_uid, state_->source, first, &runs));
     std::vector<std::vector<Param>> rows;
     rows.reserve(records.size());
     for (size_t i = 0; i < records.size(); ++i) {
       const IterationRecord& r = records[i];
       rows.push_back(
-          {workload_uid_, int64_t{runs.at(r.run)}, r.iteration,
+          {state_->workload_uid, int64_t{runs.at(r.run)}, r.iteration,
            OptInt(store::TimeUs(r.timestamp_s)), TrainingFormatName(r.format),
            r.rank ? Param(int64_t{*r.rank}) : Param(),
            r.world_size ? Param(int64_t{*r.world_size}) : Param(),
@@ -177,7 +184,7 @@ Status TrainingWriter::Write(const TrainingBatch& batch) {
     for (size_t i = 0; i < events.size(); ++i) {
       const TrainingEvent& e = events[i];
       rows.push_back(
-          {workload_uid_, int64_t{runs.at(e.run)},
+          {state_->workload_uid, int64_t{runs.at(e.run)},
            TrainingEventTypeName(e.type), store::EventKey(e, &keys[i]),
            OptInt(e.iteration), OptInt(store::TimeUs(e.timestamp_s)),
            store::Finite(e.duration_s), paths[i], TrainingFormatName(e.format),
@@ -186,17 +193,17 @@ Status TrainingWriter::Write(const TrainingBatch& batch) {
     LENS_RETURN_IF_ERROR(
         store::UpsertRows(c, {"workload_events", kEventColumns, 4}, rows)
             .status());
-    return store::WriteEvaluations(c, workload_uid_, runs, batch.validations,
-                                   batch.memory_reports);
+    return store::WriteEvaluations(c, state_->workload_uid, runs,
+                                   batch.validations, batch.memory_reports);
   };
   // Two writers of one workload may pick the same new run number at once
   // (PostgreSQL); the loser's transaction fails on the key and runs again.
   Status st;
   for (int attempt = 0; attempt < 5; ++attempt) {
-    st = db_->Write(fn);
+    st = state_->db->Write(fn);
     if (st.code() != StatusCode::kAlreadyExists) break;
   }
-  if (st.ok()) runs_ = std::move(runs);
+  if (st.ok()) state_->runs = std::move(runs);
   return st;
 }
 
