@@ -68,6 +68,23 @@ struct LENS_EXPORT NodeEphemeralStorage {
 LENS_EXPORT StatusOr<NodeEphemeralStorage> ParseKubeletStatsSummary(
     std::string_view json);
 
+// GPUs the kubelet has allocated to pods on this node (kubelet /pods: limits
+// of amd.com/gpu and nvidia.com/gpu of pods not yet Succeeded/Failed, each pod
+// counted once).
+struct LENS_EXPORT GpuAllocation {
+  int64_t allocated = 0;
+  int64_t pods = 0;  // pods holding at least one GPU
+  bool operator==(const GpuAllocation&) const = default;
+};
+
+// Sums the GPU resources (amd.com/gpu, nvidia.com/gpu; limits, else
+// requests) of every container of pods whose phase is not Succeeded or
+// Failed, from a kubelet /pods document (a v1 PodList). Init containers run
+// before the others, so a pod holds max(largest init container, sum of
+// containers). InvalidArgument naming the JSON path of a bad field.
+LENS_EXPORT StatusOr<GpuAllocation> ParseKubeletPodsGpuAllocation(
+    std::string_view json);
+
 // How to reach a kubelet.
 struct LENS_EXPORT KubeletOptions {
   // Base URL: "https://10.0.0.5:10250" or "http://127.0.0.1:10255".

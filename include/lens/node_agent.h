@@ -36,15 +36,6 @@
 
 namespace lens {
 
-// GPUs the kubelet has allocated to pods on this node (kubelet /pods: limits
-// of amd.com/gpu and nvidia.com/gpu of pods not yet Succeeded/Failed, each pod
-// counted once).
-struct LENS_EXPORT GpuAllocation {
-  int64_t allocated = 0;
-  int64_t pods = 0;  // pods holding at least one GPU
-  bool operator==(const GpuAllocation&) const = default;
-};
-
 // How the last runs of one collector went.
 struct LENS_EXPORT CollectorState {
   std::string name;

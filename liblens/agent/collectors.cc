@@ -1,10 +1,10 @@
 // The built-in collectors: GPU, RDMA, node facts, kubelet.
 #include <algorithm>
 
-#include "agent/gpu_allocation.h"
 #include "agent/worker.h"
 #include "gpu/pci_numa.h"
 #include "lens/log.h"
+#include "lens/node.h"
 #include "lens/node_agent.h"
 
 namespace lens {
@@ -275,7 +275,7 @@ class KubeletCollector final : public Collector {
   Status CollectAllocation(NodeSnapshot* next) {
     LENS_ASSIGN_OR_RETURN(std::string body, KubeletGet(options_, "/pods"));
     LENS_ASSIGN_OR_RETURN(GpuAllocation allocation,
-                          agent::ParseKubeletPodsGpuAllocation(body));
+                          ParseKubeletPodsGpuAllocation(body));
     next->gpu_allocation = allocation;
     return OkStatus();
   }

@@ -4,8 +4,8 @@
 #include <charconv>
 #include <map>
 
-#include "core/metric_writer.h"
 #include "agent/metrics_render.h"
+#include "core/metric_writer.h"
 
 namespace lens::agent {
 namespace {

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "lens/gpu.h"
+#include "lens/node.h"
 #include "lens/rdma.h"
 
 namespace lens::agent {
@@ -54,6 +56,53 @@ inline void RdmaDeviceFields(JsonWriter& w, const RdmaDevice& d) {
   w.StartArray();
   for (const std::string& n : d.netdevs) w.String(n.c_str());
   w.EndArray();
+}
+
+// The inventory fields of a GPU shared by /gpus and the probe report (callers
+// add their own keys around them). `vram_total_bytes`: the sample's when the
+// caller has one, else the inventory's.
+inline void GpuInfoFields(JsonWriter& w, const GpuInfo& g,
+                          const std::optional<uint64_t>& vram_total_bytes) {
+  StrField(w, "vendor", GpuVendorName(g.vendor));
+  w.Key("index");
+  w.Int(g.index);
+  StrField(w, "bdf", g.bdf);
+  StrField(w, "model", g.model);
+  StrField(w, "serial", g.serial);
+  StrField(w, "unique_id", g.unique_id);
+  StrField(w, "vbios_version", g.vbios_version);
+  StrField(w, "card", g.drm_card);
+  StrField(w, "render", g.drm_render);
+  OptField(w, "numa_node", g.numa_node);
+  OptField(w, "vram_total_bytes",
+           vram_total_bytes ? vram_total_bytes : g.vram_total_bytes);
+  OptField(w, "kfd_gpu_id", g.kfd_gpu_id);
+  StrField(w, "compute_partition", g.compute_partition);
+  StrField(w, "memory_partition", g.memory_partition);
+  w.Key("partition_id");
+  w.Int(g.partition_id);
+  StrField(w, "driver", g.driver);
+  StrField(w, "driver_version", g.driver_version);
+  OptField(w, "power_cap_watts", g.power_cap_watts);
+}
+
+// Node facts shared by /node and the probe report.
+inline void NodeFactsFields(JsonWriter& w, const NodeFacts& f) {
+  StrField(w, "hostname", f.hostname);
+  StrField(w, "kernel_release", f.kernel_release);
+  StrField(w, "kernel_version", f.kernel_version);
+  StrField(w, "os_name", f.os_name);
+  StrField(w, "os_id", f.os_id);
+  StrField(w, "os_version_id", f.os_version_id);
+  StrField(w, "cpu_model", f.cpu_model);
+  w.Key("cpu_count");
+  w.Int(f.cpu_count);
+  OptField(w, "cpu_sockets", f.cpu_sockets);
+  OptField(w, "memory_total_bytes", f.memory_total_bytes);
+  OptField(w, "memory_available_bytes", f.memory_available_bytes);
+  StrField(w, "amdgpu_driver_version", f.amdgpu_driver_version);
+  StrField(w, "nvidia_driver_version", f.nvidia_driver_version);
+  OptField(w, "uptime_seconds", f.uptime_seconds);
 }
 
 inline std::string JsonText(const rapidjson::StringBuffer& buf) {

@@ -26,32 +26,11 @@ void GpuJson(Writer& w, const Gpu& g) {
   const GpuInfo& i = g.info;
   const GpuSample& s = g.sample;
   w.StartObject();
-  Str(w, "vendor", GpuVendorName(i.vendor));
-  w.Key("index");
-  w.Int(i.index);
-  Str(w, "bdf", i.bdf);
-  Str(w, "model", i.model);
-  Str(w, "serial", i.serial);
-  if (!i.unique_id.empty()) Str(w, "unique_id", i.unique_id);
-  if (!i.vbios_version.empty()) Str(w, "vbios_version", i.vbios_version);
-  if (!i.drm_card.empty()) Str(w, "card", i.drm_card);
-  if (!i.drm_render.empty()) Str(w, "render", i.drm_render);
-  Int(w, "numa_node", i.numa_node);
-  Int(w, "kfd_gpu_id", i.kfd_gpu_id);
-  if (!i.compute_partition.empty())
-    Str(w, "compute_partition", i.compute_partition);
-  if (!i.memory_partition.empty())
-    Str(w, "memory_partition", i.memory_partition);
-  w.Key("partition_id");
-  w.Int(i.partition_id);
-  if (!i.driver_version.empty()) Str(w, "driver_version", i.driver_version);
+  agent::GpuInfoFields(w, i, s.vram_total_bytes);
   Num(w, "utilization_ratio", s.utilization_ratio);
   Num(w, "memory_utilization_ratio", s.memory_utilization_ratio);
-  Int(w, "vram_total_bytes",
-      s.vram_total_bytes ? s.vram_total_bytes : i.vram_total_bytes);
   Int(w, "vram_used_bytes", s.vram_used_bytes);
   Num(w, "power_watts", s.power_watts);
-  Num(w, "power_cap_watts", i.power_cap_watts);
   Num(w, "energy_joules", s.energy_joules);
   Num(w, "temperature_edge_celsius", s.temperature_edge_celsius);
   Num(w, "temperature_junction_celsius", s.temperature_junction_celsius);
@@ -126,22 +105,7 @@ void RdmaJson(Writer& w, const RdmaProbe& r) {
 
 void NodeJson(Writer& w, const NodeFacts& f) {
   w.StartObject();
-  Str(w, "hostname", f.hostname);
-  Str(w, "kernel_release", f.kernel_release);
-  Str(w, "os_name", f.os_name);
-  Str(w, "os_id", f.os_id);
-  Str(w, "os_version_id", f.os_version_id);
-  Str(w, "cpu_model", f.cpu_model);
-  w.Key("cpu_count");
-  w.Int(f.cpu_count);
-  Int(w, "cpu_sockets", f.cpu_sockets);
-  Int(w, "memory_total_bytes", f.memory_total_bytes);
-  Int(w, "memory_available_bytes", f.memory_available_bytes);
-  if (!f.amdgpu_driver_version.empty())
-    Str(w, "amdgpu_driver_version", f.amdgpu_driver_version);
-  if (!f.nvidia_driver_version.empty())
-    Str(w, "nvidia_driver_version", f.nvidia_driver_version);
-  Num(w, "uptime_seconds", f.uptime_seconds);
+  agent::NodeFactsFields(w, f);
   w.EndObject();
 }
 

@@ -42,22 +42,7 @@ void GpuObject(Writer& w, const NodeSnapshot& s, const GpuInfo& g) {
   Str(w, "render", g.drm_render.empty() ? "" : "/dev/dri/" + g.drm_render);
   Str(w, "pci_addr", g.bdf);
   w.EndObject();
-  Str(w, "vendor", GpuVendorName(g.vendor));
-  Str(w, "bdf", g.bdf);
-  Str(w, "model", g.model);
-  Str(w, "serial", g.serial);
-  Str(w, "unique_id", g.unique_id);
-  Str(w, "vbios_version", g.vbios_version);
-  OptField(w, "numa_node", g.numa_node);
-  OptField(w, "vram_total_bytes", g.vram_total_bytes);
-  OptField(w, "kfd_gpu_id", g.kfd_gpu_id);
-  Str(w, "compute_partition", g.compute_partition);
-  Str(w, "memory_partition", g.memory_partition);
-  w.Key("partition_id");
-  w.Int(g.partition_id);
-  Str(w, "driver", g.driver);
-  Str(w, "driver_version", g.driver_version);
-  OptField(w, "power_cap_watts", g.power_cap_watts);
+  GpuInfoFields(w, g, std::nullopt);
   (void)s;
   w.EndObject();
 }
@@ -176,22 +161,7 @@ std::string NodeJson(const NodeSnapshot& s) {
   w.StartObject();
   Str(w, "node_name", s.node_name);
   if (s.facts) {
-    const NodeFacts& f = *s.facts;
-    Str(w, "hostname", f.hostname);
-    Str(w, "kernel_release", f.kernel_release);
-    Str(w, "kernel_version", f.kernel_version);
-    Str(w, "os_name", f.os_name);
-    Str(w, "os_id", f.os_id);
-    Str(w, "os_version_id", f.os_version_id);
-    Str(w, "cpu_model", f.cpu_model);
-    w.Key("cpu_count");
-    w.Int(f.cpu_count);
-    OptField(w, "cpu_sockets", f.cpu_sockets);
-    OptField(w, "memory_total_bytes", f.memory_total_bytes);
-    OptField(w, "memory_available_bytes", f.memory_available_bytes);
-    Str(w, "amdgpu_driver_version", f.amdgpu_driver_version);
-    Str(w, "nvidia_driver_version", f.nvidia_driver_version);
-    OptField(w, "uptime_seconds", f.uptime_seconds);
+    NodeFactsFields(w, *s.facts);
   }
   w.Key("collectors");
   w.StartArray();

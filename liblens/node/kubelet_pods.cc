@@ -1,12 +1,13 @@
-#include "agent/gpu_allocation.h"
-
+// GPUs allocated to pods, from the kubelet's /pods (a v1 PodList).
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
 #include <algorithm>
 #include <charconv>
 
-namespace lens::agent {
+#include "lens/node.h"
+
+namespace lens {
 namespace {
 
 constexpr std::string_view kGpuResources[] = {"amd.com/gpu", "nvidia.com/gpu"};
@@ -119,4 +120,4 @@ StatusOr<GpuAllocation> ParseKubeletPodsGpuAllocation(std::string_view json) {
   return out;
 }
 
-}  // namespace lens::agent
+}  // namespace lens

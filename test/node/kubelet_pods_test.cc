@@ -1,8 +1,8 @@
-#include "agent/gpu_allocation.h"
-
 #include <gtest/gtest.h>
 
-namespace lens::agent {
+#include "lens/node.h"
+
+namespace lens {
 namespace {
 
 std::string Pod(std::string_view phase, std::string_view containers,
@@ -69,4 +69,4 @@ TEST(GpuAllocationTest, BadInputNamesWhereItIsWrong) {
 }
 
 }  // namespace
-}  // namespace lens::agent
+}  // namespace lens
