@@ -27,6 +27,7 @@ using containers::ContainerdClient;
 using containers::OciSpecFacts;
 using containers::RuntimeContainer;
 using containers::RuntimeEvent;
+using containers::RuntimeTopic;
 
 // A full relist this often, besides the one after every reconnect.
 constexpr std::chrono::seconds kRelistInterval{60};
@@ -193,22 +194,24 @@ StatusOr<Entry*> ContainerTracker::Impl::Fetch(const std::string& id) {
 void ContainerTracker::Impl::ApplyEvent(const RuntimeEvent& e) {
   ++applied_events_;
   if (e.exec) return;  // an exec'd process: the container is unchanged
-  const std::string& t = e.topic;
+  using T = RuntimeTopic;
+  const T t = e.topic;
   std::string type;
   Timestamp at = e.at;
   ContainerRecord record;
-  if (t == "/containers/create" || t == "/containers/update") {
+  if (t == T::kContainerCreate || t == T::kContainerUpdate) {
     auto entry = Fetch(e.container_id);
     if (!entry.ok()) return;  // already gone: its delete event follows
-    type = t == "/containers/create" ? "create" : "update";
+    type = t == T::kContainerCreate ? "create" : "update";
     std::lock_guard lock(mu_);
     record = (*entry)->record;
-    if (type == "create") at = record.created_at;  // as a list would say
+    if (t == T::kContainerCreate)
+      at = record.created_at;  // as a list would say
   } else {
     std::unique_lock lock(mu_);
     auto it = entries_.find(e.container_id);
     if (it == entries_.end()) {
-      if (t == "/containers/delete") return;
+      if (t == T::kContainerDelete) return;
       lock.unlock();
       if (!Fetch(e.container_id).ok()) return;
       lock.lock();
@@ -217,43 +220,53 @@ void ContainerTracker::Impl::ApplyEvent(const RuntimeEvent& e) {
     }
     ContainerRecord& r = it->second.record;
     r.updated_at = e.at;
-    if (t == "/containers/delete") {
-      type = "delete";
-      r.state = "deleted";
-      r.pid = 0;
-    } else if (t == "/tasks/create") {
-      type = "task-create";
-      r.state = "created";
-      r.pid = e.pid;
-    } else if (t == "/tasks/start") {
-      type = "start";
-      r.state = "running";
-      r.pid = e.pid;
-      r.started_at =
-          containers::ProcessStartTime(options_.roots, e.pid).value_or(e.at);
-      at = *r.started_at;
-      r.exit_code.reset();
-      r.finished_at.reset();
-    } else if (t == "/tasks/exit" || t == "/tasks/delete") {
-      type = t == "/tasks/exit" ? "exit" : "task-delete";
-      r.state = "exited";
-      r.pid = 0;
-      if (e.exit_status) r.exit_code = e.exit_status;
-      if (e.exited_at) r.finished_at = e.exited_at;
-      if (type == "exit" && r.finished_at) at = *r.finished_at;
-    } else if (t == "/tasks/oom") {
-      type = "oom";
-    } else if (t == "/tasks/paused") {
-      type = "pause";
-      r.state = "paused";
-    } else if (t == "/tasks/resumed") {
-      type = "resume";
-      r.state = "running";
-    } else {
-      return;
+    switch (t) {
+      case T::kContainerDelete:
+        type = "delete";
+        r.state = "deleted";
+        r.pid = 0;
+        break;
+      case T::kTaskCreate:
+        type = "task-create";
+        r.state = "created";
+        r.pid = e.pid;
+        break;
+      case T::kTaskStart:
+        type = "start";
+        r.state = "running";
+        r.pid = e.pid;
+        r.started_at =
+            containers::ProcessStartTime(options_.roots, e.pid).value_or(e.at);
+        at = *r.started_at;
+        r.exit_code.reset();
+        r.finished_at.reset();
+        break;
+      case T::kTaskExit:
+      case T::kTaskDelete:
+        type = t == T::kTaskExit ? "exit" : "task-delete";
+        r.state = "exited";
+        r.pid = 0;
+        if (e.exit_status) r.exit_code = e.exit_status;
+        if (e.exited_at) r.finished_at = e.exited_at;
+        if (t == T::kTaskExit && r.finished_at) at = *r.finished_at;
+        break;
+      case T::kTaskOom:
+        type = "oom";
+        break;
+      case T::kTaskPaused:
+        type = "pause";
+        r.state = "paused";
+        break;
+      case T::kTaskResumed:
+        type = "resume";
+        r.state = "running";
+        break;
+      case T::kContainerCreate:
+      case T::kContainerUpdate:
+        return;  // handled above
     }
     record = r;
-    if (type == "delete") entries_.erase(it);
+    if (t == T::kContainerDelete) entries_.erase(it);
   }
   Emit(type, at, record);
 }

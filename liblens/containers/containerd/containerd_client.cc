@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "github.com/containerd/containerd/api/events/container.pb.h"
@@ -73,62 +74,101 @@ void ApplyTask(const tt::Process& task, RuntimeContainer* c) {
 // ("containerd.events.TaskStart") are not the "type.googleapis.com/..." form
 // Any::UnpackTo expects.
 bool Decode(const es::Envelope& env, RuntimeEvent* out) {
-  const std::string& topic = env.topic();
-  const std::string& bytes = env.event().value();
-  out->topic = topic;
-  out->at = FromProtoTime(env.timestamp());
-  if (topic == "/containers/create") {
-    ev::ContainerCreate m;
-    if (!m.ParseFromString(bytes)) return false;
-    out->container_id = m.id();
-  } else if (topic == "/containers/update") {
-    ev::ContainerUpdate m;
-    if (!m.ParseFromString(bytes)) return false;
-    out->container_id = m.id();
-  } else if (topic == "/containers/delete") {
-    ev::ContainerDelete m;
-    if (!m.ParseFromString(bytes)) return false;
-    out->container_id = m.id();
-  } else if (topic == "/tasks/create") {
-    ev::TaskCreate m;
-    if (!m.ParseFromString(bytes)) return false;
-    out->container_id = m.container_id();
-    out->pid = m.pid();
-  } else if (topic == "/tasks/start") {
-    ev::TaskStart m;
-    if (!m.ParseFromString(bytes)) return false;
-    out->container_id = m.container_id();
-    out->pid = m.pid();
-  } else if (topic == "/tasks/exit") {
-    ev::TaskExit m;
-    if (!m.ParseFromString(bytes)) return false;
-    out->container_id = m.container_id();
-    out->pid = m.pid();
-    out->exec = !m.id().empty() && m.id() != m.container_id();
-    out->exit_status = static_cast<int32_t>(m.exit_status());
-    out->exited_at = FromProtoTime(m.exited_at());
-  } else if (topic == "/tasks/delete") {
-    ev::TaskDelete m;
-    if (!m.ParseFromString(bytes)) return false;
-    out->container_id = m.container_id();
-    out->pid = m.pid();
-    out->exec = !m.id().empty() && m.id() != m.container_id();
-    out->exit_status = static_cast<int32_t>(m.exit_status());
-    out->exited_at = FromProtoTime(m.exited_at());
-  } else if (topic == "/tasks/oom") {
-    ev::TaskOOM m;
-    if (!m.ParseFromString(bytes)) return false;
-    out->container_id = m.container_id();
-  } else if (topic == "/tasks/paused") {
-    ev::TaskPaused m;
-    if (!m.ParseFromString(bytes)) return false;
-    out->container_id = m.container_id();
-  } else if (topic == "/tasks/resumed") {
-    ev::TaskResumed m;
-    if (!m.ParseFromString(bytes)) return false;
-    out->container_id = m.container_id();
-  } else {
+  static constexpr std::pair<std::string_view, RuntimeTopic> kTopics[] = {
+      {"/containers/create", RuntimeTopic::kContainerCreate},
+      {"/containers/update", RuntimeTopic::kContainerUpdate},
+      {"/containers/delete", RuntimeTopic::kContainerDelete},
+      {"/tasks/create", RuntimeTopic::kTaskCreate},
+      {"/tasks/start", RuntimeTopic::kTaskStart},
+      {"/tasks/exit", RuntimeTopic::kTaskExit},
+      {"/tasks/delete", RuntimeTopic::kTaskDelete},
+      {"/tasks/oom", RuntimeTopic::kTaskOom},
+      {"/tasks/paused", RuntimeTopic::kTaskPaused},
+      {"/tasks/resumed", RuntimeTopic::kTaskResumed},
+  };
+  const auto known =
+      std::find_if(std::begin(kTopics), std::end(kTopics),
+                   [&](const auto& t) { return t.first == env.topic(); });
+  if (known == std::end(kTopics))
     return false;  // images, snapshots, exec-added, ...: not ours
+  const std::string& bytes = env.event().value();
+  out->topic = known->second;
+  out->at = FromProtoTime(env.timestamp());
+  // A task event's exec'd process: its exit is not the container's.
+  auto exec = [](const auto& m) {
+    return !m.id().empty() && m.id() != m.container_id();
+  };
+  switch (out->topic) {
+    case RuntimeTopic::kContainerCreate: {
+      ev::ContainerCreate m;
+      if (!m.ParseFromString(bytes)) return false;
+      out->container_id = m.id();
+      break;
+    }
+    case RuntimeTopic::kContainerUpdate: {
+      ev::ContainerUpdate m;
+      if (!m.ParseFromString(bytes)) return false;
+      out->container_id = m.id();
+      break;
+    }
+    case RuntimeTopic::kContainerDelete: {
+      ev::ContainerDelete m;
+      if (!m.ParseFromString(bytes)) return false;
+      out->container_id = m.id();
+      break;
+    }
+    case RuntimeTopic::kTaskCreate: {
+      ev::TaskCreate m;
+      if (!m.ParseFromString(bytes)) return false;
+      out->container_id = m.container_id();
+      out->pid = m.pid();
+      break;
+    }
+    case RuntimeTopic::kTaskStart: {
+      ev::TaskStart m;
+      if (!m.ParseFromString(bytes)) return false;
+      out->container_id = m.container_id();
+      out->pid = m.pid();
+      break;
+    }
+    case RuntimeTopic::kTaskExit: {
+      ev::TaskExit m;
+      if (!m.ParseFromString(bytes)) return false;
+      out->container_id = m.container_id();
+      out->pid = m.pid();
+      out->exec = exec(m);
+      out->exit_status = static_cast<int32_t>(m.exit_status());
+      out->exited_at = FromProtoTime(m.exited_at());
+      break;
+    }
+    case RuntimeTopic::kTaskDelete: {
+      ev::TaskDelete m;
+      if (!m.ParseFromString(bytes)) return false;
+      out->container_id = m.container_id();
+      out->pid = m.pid();
+      out->exec = exec(m);
+      out->exit_status = static_cast<int32_t>(m.exit_status());
+      out->exited_at = FromProtoTime(m.exited_at());
+      break;
+    }
+    case RuntimeTopic::kTaskOom: {
+      ev::TaskOOM m;
+      if (!m.ParseFromString(bytes)) return false;
+      out->container_id = m.container_id();
+      break;
+    }
+    case RuntimeTopic::kTaskPaused: {
+      ev::TaskPaused m;
+      if (!m.ParseFromString(bytes)) return false;
+      out->container_id = m.container_id();
+      break;
+    }
+    case RuntimeTopic::kTaskResumed: {
+      ev::TaskResumed m;
+      if (!m.ParseFromString(bytes)) return false;
+      out->container_id = m.container_id();
+      break;
+    }
   }
   return !out->container_id.empty();
 }

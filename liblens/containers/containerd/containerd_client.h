@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "lens/status.h"
 #include "lens/model.h"
+#include "lens/status.h"
 
 namespace lens::containers {
 
@@ -33,9 +33,24 @@ struct RuntimeContainer {
   std::optional<Timestamp> exited_at;
 };
 
+// The containerd topics the tracker follows, decoded once where events
+// enter (containerd's "/containers/create", "/tasks/start", ...).
+enum class RuntimeTopic : uint8_t {
+  kContainerCreate,
+  kContainerUpdate,
+  kContainerDelete,
+  kTaskCreate,
+  kTaskStart,
+  kTaskExit,
+  kTaskDelete,
+  kTaskOom,
+  kTaskPaused,
+  kTaskResumed,
+};
+
 // One event of the namespace, decoded. Only the fields of its topic are set.
 struct RuntimeEvent {
-  std::string topic;  // "/tasks/start", "/containers/delete", ...
+  RuntimeTopic topic = RuntimeTopic::kContainerCreate;
   Timestamp at{};
   std::string container_id;
   // Task events: the process; `exec` is true for an exec'd process (its
