@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "cli_exit.h"
 #include "commands.h"
 
 #ifndef LENS_PLATFORM_RELDIR
@@ -74,7 +75,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return lens::cli::UsageExit(app, e, "lens");
   }
-  return parse_log();
+  return lens::cli::FinishOutput(parse_log(), "lens");
 }

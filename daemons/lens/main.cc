@@ -2,6 +2,7 @@
 // parse-log; see front.cc). Flags only; the work is done by liblens.
 #include <cstdio>
 
+#include "cli_exit.h"
 #include "commands.h"
 #include "lens/version.h"
 
@@ -19,13 +20,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return lens::cli::UsageExit(app, e, "lens");
   }
-  if (app.got_subcommand("parse-log")) return parse_log();
-  if (app.got_subcommand("db")) return db();
-  if (app.got_subcommand("probe")) return probe();
-  if (app.got_subcommand("up")) return up();
-  if (app.got_subcommand("containers")) return containers();
-  if (app.got_subcommand("flows")) return flows();
-  return 2;
+  int code = 2;
+  if (app.got_subcommand("parse-log")) code = parse_log();
+  if (app.got_subcommand("db")) code = db();
+  if (app.got_subcommand("probe")) code = probe();
+  if (app.got_subcommand("up")) code = up();
+  if (app.got_subcommand("containers")) code = containers();
+  if (app.got_subcommand("flows")) code = flows();
+  return lens::cli::FinishOutput(code, "lens");
 }

@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cli_exit.h"
 #include "commands.h"
 #include "lens/json.h"
 #include "lens/status.h"
@@ -65,12 +66,19 @@ class Out {
     if (buf_.size() >= (1 << 20)) Flush();
   }
   void Flush() {
-    if (!buf_.empty()) std::fwrite(buf_.data(), 1, buf_.size(), stdout);
+    if (!buf_.empty() && !failed_ &&
+        std::fwrite(buf_.data(), 1, buf_.size(), stdout) != buf_.size()) {
+      failed_ = true;  // a full disk: stop parsing, main reports it
+      if (OutputErrno() == 0) OutputErrno() = errno;
+    }
     buf_.clear();
   }
+  // A write failed: nothing more will reach the output.
+  bool failed() const { return failed_; }
 
  private:
   std::string buf_;
+  bool failed_ = false;
 };
 
 // Shows "parsing FILE: 42% (420/1000 MB)" on a terminal, at most 4 times a
@@ -296,7 +304,7 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
     done += static_cast<uint64_t>(n);
     parser.Feed(std::string_view(buf.get(), static_cast<size_t>(n)));
     status = consume(parser, printer);
-    if (!status.ok()) break;
+    if (!status.ok() || out->failed()) break;
     progress.Update(done);
   }
   if (fd != STDIN_FILENO) ::close(fd);
@@ -352,6 +360,7 @@ int Run(const Options& opt, ParseLogSinkOpener open_sink) {
   if (opt.format == Format::kJson) out.buf() = "{\"inputs\":[";
   bool first_input = true;
   for (const std::string& name : opt.files) {
+    if (out.failed()) break;  // the output is gone: main says why
     if (opt.format == Format::kJson) {
       out.buf().append(first_input ? "\n" : ",\n");
       out.buf().append("{\"file\":" + JsonQuoted(name) + ",\"items\":[");
@@ -418,9 +427,20 @@ Command AddParseLog(CLI::App& app, ParseLogSinkOpener open_sink) {
       {"json", Format::kJson},
       {"jsonl", Format::kJsonl},
       {"csv", Format::kCsv}};
-  cmd->add_option("--format", opt->format,
-                  "Output: summary (default), table, json, jsonl, csv")
-      ->transform(CLI::CheckedTransformer(kFormats, CLI::ignore_case));
+  cmd->add_option_function<std::string>(
+         "--format",
+         [opt](const std::string& name) {
+           opt->format = kFormats.at(CLI::detail::to_lower(name));
+         },
+         "Output: summary (default), table, json, jsonl, csv")
+      ->check(
+          [](const std::string& name) -> std::string {
+            if (kFormats.count(CLI::detail::to_lower(name)) > 0) return "";
+            return "\"" + name +
+                   "\" is not an output format; choose summary, table, json, "
+                   "jsonl or csv";
+          },
+          "FORMAT");
   cmd->add_option("--store", opt->store_url,
                   "Also store runs, iterations and events in this store "
                   "(sqlite:///path/lens.db or postgresql://...); storing a "

@@ -5,6 +5,7 @@
 // Flags and lifecycle only: the node service does the work.
 #include <cstdio>
 
+#include "cli_exit.h"
 #include "lens/log.h"
 #include "lens/node_service.h"
 #include "lens/process.h"
@@ -25,7 +26,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return lens::cli::UsageExit(app, e, "lens-netflow");
   }
   // Bad flags or config: 2. No privilege or kernel support, anything else: 1.
   auto config = flags.Load();

@@ -4,6 +4,7 @@
 // node service does the work.
 #include <cstdio>
 
+#include "cli_exit.h"
 #include "lens/log.h"
 #include "lens/node_service.h"
 #include "lens/process.h"
@@ -23,7 +24,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return lens::cli::UsageExit(app, e, "lens-node-agent");
   }
   auto config = flags.Load();
   auto options = config.ok()

@@ -2,11 +2,14 @@
 // every per-record format, in input order, as many as the library parses.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "lens/store.h"
@@ -90,6 +93,60 @@ TEST(ParseLogCliStoreTest, StoresValidationsAndMemoryReports) {
   EXPECT_EQ(reports->total, static_cast<int64_t>(log->memory_reports.size()));
   store->reset();
   std::filesystem::remove_all(dir);
+}
+
+// `args` run by the shell with stderr captured (stdout to `stdout_to` when
+// given); returns {exit code, output}.
+std::pair<int, std::string> RunCliStatus(const std::string& args,
+                                         const std::string& stdout_to = "") {
+  std::string out;
+  std::string cmd = std::string(LENS_CLI_BIN) + " " + args + " 2>&1";
+  if (!stdout_to.empty()) cmd += " >" + stdout_to;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return {-1, out};
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(LensCliExitTest, UsageErrorsExit2NamingTheChoices) {
+  const std::string log =
+      std::string(LENS_FIXTURES_DIR) + "/training/polaris_2024.log";
+  auto [code, out] = RunCliStatus("parse-log --format bogus " + log);
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("\"bogus\" is not an output format"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("jsonl"), std::string::npos) << out;
+  EXPECT_EQ(out.find("->"), std::string::npos) << "CLI11 internals: " << out;
+  std::tie(code, out) = RunCliStatus("");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("a command is required: parse-log, db, probe"),
+            std::string::npos)
+      << out;
+  std::tie(code, out) = RunCliStatus("bogus");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("unknown command \"bogus\""), std::string::npos) << out;
+  std::tie(code, out) = RunCliStatus("db");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("migrate, status"), std::string::npos) << out;
+}
+
+TEST(LensCliExitTest, OutputThatCannotBeWrittenExits1) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
+  const std::string log =
+      std::string(LENS_FIXTURES_DIR) + "/training/polaris_2024.log";
+  for (const std::string format : {"summary", "jsonl", "csv", "json"}) {
+    auto [code, out] =
+        RunCliStatus("parse-log --format " + format + " " + log, "/dev/full");
+    EXPECT_EQ(code, 1) << format << ": " << out;
+    EXPECT_NE(out.find("cannot write output: No space left on device"),
+              std::string::npos)
+        << out;
+  }
+  auto [code, out] = RunCliStatus("probe --json", "/dev/full");
+  EXPECT_EQ(code, 1) << out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Training, ParseLogCliTest,
