@@ -1,5 +1,6 @@
 #include "lens/store.h"
 
+#include "core/redact.h"
 #include "store/db.h"
 #include "store/open.h"
 #include "store/pg/pg_conn.h"
@@ -9,17 +10,10 @@
 
 namespace lens::store {
 
-// The URL for messages: everything between "://" and "@" is dropped, so a
-// password never appears even when the scheme is wrong.
+// The URL for messages: no password in any form, even when the scheme is
+// wrong (a libpq keyword string), and at most 512 bytes.
 std::string RedactUrl(std::string_view url) {
-  const size_t scheme = url.find("://");
-  const size_t at = url.rfind('@');
-  if (scheme == std::string_view::npos || at == std::string_view::npos ||
-      at < scheme) {
-    return std::string(url.substr(0, 512));
-  }
-  return std::string(url.substr(0, scheme + 3)) + "***" +
-         std::string(url.substr(at, 512));
+  return RedactCredentials(url.substr(0, 512));
 }
 
 namespace {

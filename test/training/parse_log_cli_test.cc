@@ -149,6 +149,33 @@ TEST(LensCliExitTest, OutputThatCannotBeWrittenExits1) {
   EXPECT_EQ(code, 1) << out;
 }
 
+// Every command that takes a database URL, fed a password in each form a
+// URL or libpq DSN can carry one: no output may contain it.
+TEST(LensCliSecretsTest, NoCommandPrintsAPassword) {
+  const std::string log =
+      std::string(LENS_FIXTURES_DIR) + "/training/polaris_2024.log";
+  // Quoted for the shell that runs the command.
+  const std::string urls[] = {
+      "'postgresql://lens:s3cretA@127.0.0.1:1/db'",
+      "'postgresql://lens@127.0.0.1:1/db?password=s3cretB'",
+      "'postgresql://lens@127.0.0.1:1/db?sslmode=disable&sslpassword=s3cretC'",
+      "'host=127.0.0.1 port=1 password=s3cretD'",
+      "'mysql://root:s3cretE@db/lens'",
+      "'postgresql://lens:s3c/ret@F@127.0.0.1:1/db'",
+  };
+
+  for (const std::string& url : urls) {
+    for (const std::string& cmd :
+         {"db status --url " + url, "db migrate --url " + url,
+          "parse-log --store " + url + " --workload w " + log}) {
+      auto [code, out] = RunCliStatus(cmd, "/dev/null");
+      EXPECT_NE(code, 0) << cmd;
+      EXPECT_FALSE(out.empty()) << cmd << ": no error message";
+      EXPECT_EQ(out.find("s3c"), std::string::npos) << cmd << ": " << out;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Training, ParseLogCliTest,
                          ::testing::Values("alcf_resumed_2025.log",
                                            "polaris_2024.log",

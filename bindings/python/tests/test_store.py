@@ -119,3 +119,14 @@ def test_store_training_log_stores_validations(store):
     assert len(stored) == counts["validations"]
     assert stored[-1]["split"] == "test" and stored[-1]["end_of_training"] is True
     assert all(v["type"] == "validation" and "loss" in v for v in stored)
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://lens:s3cretA@127.0.0.1:1/db",
+    "postgresql://lens@127.0.0.1:1/db?password=s3cretB",
+    "host=127.0.0.1 port=1 password=s3cretC",
+])
+def test_open_never_shows_a_password(url):
+    with pytest.raises(Exception) as err:
+        lens.Store.open(url)
+    assert "s3c" not in str(err.value)

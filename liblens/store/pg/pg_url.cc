@@ -8,6 +8,8 @@
 #include <charconv>
 #include <cstdint>
 
+#include "core/redact.h"
+
 namespace lens::store {
 namespace {
 
@@ -141,12 +143,12 @@ class Parser {
     const std::string_view authority = rest.substr(0, authority_end);
     const size_t at = authority.rfind('@');
     if (at == std::string_view::npos) {
-      shown_ = std::string(url_);
+      shown_ = RedactCredentials(url_);
     } else {
       const std::string_view info = authority.substr(0, at);
-      shown_ = std::string(url_.substr(0, start)) +
-               std::string(info.substr(0, info.find(':'))) +
-               std::string(rest.substr(at));
+      shown_ = RedactCredentials(std::string(url_.substr(0, start)) +
+                                 std::string(info.substr(0, info.find(':'))) +
+                                 std::string(rest.substr(at)));
     }
     // An '@' followed by "host/..." past the authority: a password with
     // unencoded reserved characters ('/', '?', '#'). Echo nothing of it.
@@ -155,7 +157,7 @@ class Parser {
     if (last_at != std::string_view::npos &&
         (at == std::string_view::npos || last_at > start + at) &&
         colon < last_at && url_.find('/', last_at) != std::string_view::npos) {
-      shown_ = RedactRaw(url_, start);
+      shown_ = RedactCredentials(RedactRaw(url_, start));
       raw_password_ = url_.substr(colon + 1, last_at - colon - 1);
       return Error(
           "cannot find user:password@host (percent-encode '/', '?', '#' and "
@@ -393,7 +395,7 @@ std::string PgUrl::Redacted() const {
     out += (i == 0 ? "?" : "&") + Encode(query[i].first) + "=" +
            Encode(query[i].second);
   }
-  return out;
+  return RedactCredentials(out);  // ?password=, ?sslpassword=
 }
 
 std::string PgUrl::target() const {
