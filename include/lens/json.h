@@ -11,8 +11,9 @@
 namespace lens {
 
 // Appends `s` as a quoted JSON string: '"' and '\' escaped, \n \r \t by name,
-// other control bytes as \u00XX. Bytes >= 0x80 are copied as they are (UTF-8
-// passes through). Thread-safe.
+// other control bytes as \u00XX. Valid UTF-8 passes through; invalid
+// sequences and NUL bytes become U+FFFD, so the output is always valid JSON
+// (and valid for PostgreSQL's jsonb). Thread-safe.
 LENS_EXPORT void AppendJsonString(std::string_view s, std::string* out);
 
 }  // namespace lens

@@ -7,12 +7,14 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 
+#include "core/text.h"
 #include "lens/gpu.h"
 #include "lens/node.h"
 #include "lens/rdma.h"
@@ -21,9 +23,11 @@ namespace lens::agent {
 
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
+// Sysfs and tool output are not always UTF-8: the JSON must be.
 inline void StrField(JsonWriter& w, const char* key, std::string_view value) {
   w.Key(key);
-  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+  const std::string valid = ValidUtf8(value);
+  w.String(valid.data(), static_cast<rapidjson::SizeType>(valid.size()));
 }
 
 // Integers stay integers; anything scaled or floating is written as a double.
@@ -38,7 +42,14 @@ void OptField(JsonWriter& w, const char* key, const std::optional<T>& v,
       return;
     }
   }
-  w.Double(static_cast<double>(*v) * scale);
+  const double d = static_cast<double>(*v) * scale;
+  // JSON has no NaN or infinity (RapidJSON would write nothing after the
+  // key): write null.
+  if (!std::isfinite(d)) {
+    w.Null();
+    return;
+  }
+  w.Double(d);
 }
 
 // The inventory fields of an RDMA device shared by /rdma and the probe report

@@ -1,10 +1,23 @@
 #include "lens/json.h"
 
+#include <algorithm>
 #include <cstdio>
+
+#include "core/text.h"
 
 namespace lens {
 
 void AppendJsonString(std::string_view s, std::string* out) {
+  // Valid UTF-8 only: invalid sequences and NUL become U+FFFD (a JSON reader
+  // rejects the first; PostgreSQL's jsonb rejects "\u0000").
+  std::string valid;
+  if (s.find('\0') != std::string_view::npos ||
+      std::any_of(s.begin(), s.end(), [](char c) {
+        return static_cast<unsigned char>(c) >= 0x80;
+      })) {
+    valid = ValidUtf8(s);
+    s = valid;
+  }
   out->push_back('"');
   for (char c : s) {
     switch (c) {

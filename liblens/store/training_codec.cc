@@ -140,6 +140,7 @@ std::string_view EventKey(const TrainingEvent& e, std::string* buf) {
     case TrainingEventType::kCheckpointSaveEnd:
       *buf = (e.iteration ? std::to_string(*e.iteration) : std::string("-")) +
              ":" + e.path;
+      SanitizeUtf8(buf);  // the same bytes as the stored path
       return *buf;
     default:
       return "";

@@ -219,6 +219,65 @@ TEST_P(TrainingStore, ValidationsAndMemoryReportsRoundTripOnce) {
   EXPECT_EQ(first.max_reserved_mb, log.memory_reports[0].max_reserved_mb);
 }
 
+// Invalid UTF-8 and NUL bytes in what a log prints (a checkpoint path, a
+// field name, a validation's extra key, a memory report's context) are stored
+// as U+FFFD on both backends alike, and the rest of the log with them.
+TEST_P(TrainingStore, BadBytesAreStoredAsReplacementCharacters) {
+  using namespace std::string_literals;
+  const std::string bad = "\xff\x00\xc3"s;  // invalid, NUL, truncated
+  const std::string log_text =
+      " iteration        1/      10 | consumed samples: 8 | lm loss: "
+      "9.5E+00 | w" +
+      bad +
+      "x: 1.5 |\n"
+      "saving checkpoint at iteration       1 to /ckpt/r" +
+      bad +
+      "n\n"
+      " validation loss at iteration 1 | lm loss value: 9.1E+00 | k" +
+      bad +
+      ": 2.0 |\n"
+      "[Rank 0] (after 1 iterations" +
+      bad +
+      ") memory (MB) | allocated: 1.0 "
+      "| max allocated: 2.0 | reserved: 3.0 | max reserved: 4.0\n"
+      " iteration        2/      10 | consumed samples: 16 | lm loss: "
+      "9.0E+00 |\n";
+  TrainingLog log = ParseTrainingLog(log_text);
+  ASSERT_EQ(log.records.size(), 2u);
+  ASSERT_EQ(log.events.size(), 1u);
+  ASSERT_EQ(log.validations.size(), 1u);
+  ASSERT_EQ(log.memory_reports.size(), 1u);
+  auto writer = store_->training().OpenWriter("w-bad", "/logs/bad\xff.log");
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  Status st = writer->Write(TrainingBatch{log.records, log.events,
+                                          log.validations, log.memory_reports});
+  ASSERT_TRUE(st.ok()) << st;
+  const std::string fffd = "\xef\xbf\xbd";
+  auto events = store_->training().ListEvents("w-bad");
+  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ(events->front().path, "/ckpt/r" + fffd + fffd + fffd + "n");
+  IterationQuery q;
+  q.workload_uid = "w-bad";
+  auto records = store_->training().ListIterations(q);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->items.size(), 2u);
+  ASSERT_EQ(records->items[0].extra.size(), 1u);
+  EXPECT_EQ(records->items[0].extra.begin()->first.find('\0'),
+            std::string::npos);
+  EXPECT_NE(records->items[0].extra.begin()->first.find(fffd),
+            std::string::npos);
+  auto validations = store_->training().ListValidations("w-bad");
+  ASSERT_TRUE(validations.ok()) << validations.status();
+  ASSERT_EQ(validations->size(), 1u);
+  auto reports =
+      store_->training().ListMemoryReports("w-bad", PageRequest{1, 100});
+  ASSERT_TRUE(reports.ok()) << reports.status();
+  ASSERT_EQ(reports->items.size(), 1u);
+  EXPECT_NE(reports->items[0].context.find(fffd), std::string::npos);
+  EXPECT_EQ(reports->items[0].context.find('\0'), std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, TrainingStore,
                          testing::Values(Backend::kSqlite, Backend::kPostgres),
                          BackendName);

@@ -7,11 +7,13 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <tuple>
 #include <utility>
 
+#include "core/text.h"
 #include "lens/store.h"
 #include "lens/training.h"
 
@@ -174,6 +176,34 @@ TEST(LensCliSecretsTest, NoCommandPrintsAPassword) {
       EXPECT_EQ(out.find("s3c"), std::string::npos) << cmd << ": " << out;
     }
   }
+}
+
+// Invalid UTF-8, NUL and surrogates in a log never reach the JSON outputs:
+// they become U+FFFD, so standard JSON readers accept every line.
+TEST(LensCliBytesTest, JsonOutputIsValidUtf8WhateverTheLogHolds) {
+  const std::string path = ::testing::TempDir() + "/lens-bad-bytes-" +
+                           std::to_string(::getpid()) + ".log";
+  // A checkpoint path with 0xFF, a UTF-16 surrogate and a NUL byte.
+  constexpr char kCheckpoint[] =
+      "saving checkpoint at iteration       1 to "
+      "/ckpt/r\xff\xed\xa0\x80\x00n\n";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << " iteration        1/      10 | consumed samples: 8 | lm loss: "
+           "9.5E+00 | w\xff\xc3x: 1.5 |\n"
+        << std::string(kCheckpoint, sizeof(kCheckpoint) - 1)
+        << " iteration        2/      10 | lm loss: 9.0E+00 |\n";
+  }
+  for (const std::string format : {"jsonl", "json"}) {
+    auto [code, out] =
+        RunCliStatus("parse-log --format " + format + " " + path);
+    EXPECT_EQ(code, 0) << out;
+    EXPECT_NE(out.find("\xef\xbf\xbd"), std::string::npos) << format;
+    std::string copy = out;
+    EXPECT_FALSE(SanitizeUtf8(&copy)) << format << ": invalid UTF-8 or NUL";
+    EXPECT_NE(out.find("/ckpt/r"), std::string::npos) << out;
+  }
+  std::remove(path.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Training, ParseLogCliTest,
