@@ -15,36 +15,6 @@ bool IsAlpha(char c) {
 }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-// Length of the UTF-8 sequence starting at s[i], or 0 if invalid (overlongs,
-// surrogates and code points above U+10FFFF are invalid, as in Go's
-// utf8.ValidString).
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned char c = b(0);
-  if (c < 0x80) return 1;
-  size_t len = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  if (b(1) < lo || b(1) > hi) return 0;
-  for (size_t k = 2; k < len; ++k) {
-    if (b(k) < 0x80 || b(k) > 0xBF) return 0;
-  }
-  return len;
-}
-
 }  // namespace
 
 Status ValidateMetricName(std::string_view name) {
@@ -79,13 +49,9 @@ Status ValidateLabelName(std::string_view name) {
 }
 
 Status ValidateLabelValue(std::string_view value) {
-  for (size_t i = 0; i < value.size();) {
-    const size_t len = Utf8SequenceLength(value, i);
-    if (len == 0) {
-      return InvalidArgumentError("label value is not valid UTF-8 (byte " +
-                                  std::to_string(i) + ")");
-    }
-    i += len;
+  if (const size_t i = FirstInvalidUtf8(value); i != std::string_view::npos) {
+    return InvalidArgumentError("label value is not valid UTF-8 (byte " +
+                                std::to_string(i) + ")");
   }
   return OkStatus();
 }

@@ -12,7 +12,7 @@ namespace {
 size_t Utf8Length(std::string_view s, size_t i) {
   const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = b(i);
-  if (c >= 0x01 && c < 0x80) return 1;
+  if (c < 0x80) return 1;  // NUL too: SanitizeUtf8 replaces it itself
   size_t n;
   uint32_t min;
   if ((c & 0xE0) == 0xC0) {
@@ -22,7 +22,7 @@ size_t Utf8Length(std::string_view s, size_t i) {
   } else if ((c & 0xF8) == 0xF0) {
     n = 4, min = 0x10000;
   } else {
-    return 0;  // NUL, a continuation byte, or 0xF8..0xFF
+    return 0;  // a continuation byte, or 0xF8..0xFF
   }
   if (i + n > s.size()) return 0;
   uint32_t cp = c & (0x7F >> n);
@@ -36,17 +36,26 @@ size_t Utf8Length(std::string_view s, size_t i) {
 
 }  // namespace
 
+size_t FirstInvalidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8Length(s, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
 bool SanitizeUtf8(std::string* s) {
   size_t i = 0;
   while (i < s->size()) {
-    const size_t n = Utf8Length(*s, i);
+    const size_t n = (*s)[i] == '\0' ? 0 : Utf8Length(*s, i);
     if (n == 0) break;
     i += n;
   }
   if (i == s->size()) return false;  // the common case: no copy
   std::string out(s->data(), i);
   while (i < s->size()) {
-    const size_t n = Utf8Length(*s, i);
+    const size_t n = (*s)[i] == '\0' ? 0 : Utf8Length(*s, i);
     if (n == 0) {
       out += "\xEF\xBF\xBD";
       ++i;

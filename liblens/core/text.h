@@ -12,6 +12,9 @@ namespace lens {
 // Replaces invalid UTF-8 sequences (overlongs, surrogates, above U+10FFFF)
 // and NUL bytes with U+FFFD, in place. Returns whether anything changed.
 bool SanitizeUtf8(std::string* s);
+// Byte offset of the first invalid UTF-8 sequence in `s` (NUL is valid
+// here), or npos.
+size_t FirstInvalidUtf8(std::string_view s);
 // `s` as valid UTF-8 (a copy, sanitised).
 std::string ValidUtf8(std::string_view s);
 

@@ -91,6 +91,10 @@ StatusOr<NodeServiceOptions> NodeServiceOptionsFromConfig(const Config& config,
   out.node_name = Env("NODE_NAME");
   if (out.node_name.empty()) out.node_name = HostName();
   out.roots = HostRoots{ne.sysfs_root, ne.procfs_root, ne.dev_root};
+  // lens-netflow names the host's /proc once (netflow.procfsRoot, its
+  // --procfs-root): its tracker reads process start times there too.
+  if (!(parts & kNodeAgent) && (parts & kNodeFlows))
+    out.roots.procfs = config.netflow.procfs_root;
   if (parts & kNodeAgent) {
     LENS_ASSIGN_OR_RETURN(out.agent, AgentOptions(config));
     LENS_ASSIGN_OR_RETURN(

@@ -5,29 +5,25 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/text.h"
 #include "lens/json.h"
 #include "lens/training.h"
 
 namespace lens {
 namespace {
 
+void AppendInt(int64_t v, std::string* out);
+
+// Integral values of integer fields print as integers (8, not 8e+00 or
+// 1e+15); the rest in the shortest round-trip form, non-finite values as the
+// strings "nan", "inf", "-inf" (JSON has no such numbers).
 void AppendNumber(double v, bool integer, std::string* out) {
-  if (std::isnan(v)) {
-    out->append("\"nan\"");
+  if (integer && std::isfinite(v) && std::fabs(v) < 9.0e15 &&
+      v == std::floor(v)) {
+    AppendInt(static_cast<int64_t>(v), out);
     return;
   }
-  if (std::isinf(v)) {
-    out->append(v > 0 ? "\"inf\"" : "\"-inf\"");
-    return;
-  }
-  char buf[64];
-  std::to_chars_result r;
-  if (integer && std::fabs(v) < 9.0e15 && v == std::floor(v)) {
-    r = std::to_chars(buf, buf + sizeof(buf), static_cast<int64_t>(v));
-  } else {
-    r = std::to_chars(buf, buf + sizeof(buf), v);
-  }
-  out->append(buf, r.ptr);
+  AppendDouble(v, NonFinite::kJsonString, out);
 }
 
 void AppendInt(int64_t v, std::string* out) {

@@ -227,6 +227,53 @@ TEST(ConfigTest, BadEnvironmentValuesNameTheVariable) {
             "debug, info, warn, error)");
 }
 
+TEST(ConfigTest, CommandLineOverridesWinOverEnvironmentAndFile) {
+  ConfigLoadOptions options =
+      WithEnv({{"LENS_NODE_EXPORTER_LISTEN_ADDRESS", "0.0.0.0:7000"},
+               {"LENS_NODE_EXPORTER_INTERVAL", "10s"}});
+  options.overrides = {
+      {"nodeExporter.listenAddress", "127.0.0.1:8989", "--listen"},
+      {"nodeExporter.nvidiaGpus", "false", "--no-nvml"},
+      {"netflow.topRemote", "5", "--top-remote"},
+      {"httpPort", "9100", "--http-port"},
+  };
+  auto config =
+      LoadConfig(WriteTemp("nodeExporter:\n  listenAddress: 0.0.0.0:1\n"
+                           "  interval: 2s\nnetflow:\n  topRemote: 50\n"),
+                 options);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->node_exporter.listen_address, "127.0.0.1:8989");
+  EXPECT_EQ(config->node_exporter.interval, std::chrono::seconds(10));
+  EXPECT_FALSE(config->node_exporter.nvidia_gpus);
+  EXPECT_EQ(config->netflow.top_remote, 5);
+  EXPECT_EQ(config->http_port, 9100);
+  // No file: the defaults, with the overrides on top.
+  auto defaults = LoadConfig("", options);
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->node_exporter.listen_address, "127.0.0.1:8989");
+  EXPECT_EQ(defaults->netflow.top_remote, 5);
+}
+
+TEST(ConfigTest, BadOverridesNameTheFlag) {
+  ConfigLoadOptions options = WithEnv({});
+  options.overrides = {{"netflow.topRemote", "many", "--top-remote"}};
+  auto config = LoadConfig("", options);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(),
+            "--top-remote=many: netflow.topRemote: expected an integer, got "
+            "\"many\"");
+  options.overrides = {{"a.b.c", "1", "--deep"}};
+  config = LoadConfig("", options);
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("--deep"), std::string::npos);
+  options.overrides = {{"nodeExporter.nope", "1", "--nope"}};
+  config = LoadConfig("", options);
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("nodeExporter.nope: unknown key"),
+            std::string::npos)
+      << config.status();
+}
+
 TEST(ConfigTest, ReadsTheProcessEnvironmentByDefault) {
   ASSERT_EQ(::setenv("LENS_METRICS_COMPAT_NAMES", "true", 1), 0);
   auto config = ParseConfig("metrics:\n  compatNames: false\n", "inline");

@@ -1,0 +1,74 @@
+// NodeServiceOptionsFromConfig: each program's parts, from one config.
+#include <gtest/gtest.h>
+
+#include "lens/node_service.h"
+
+namespace lens {
+namespace {
+
+Config WithJobs() {
+  Config c;
+  c.node_exporter.jobs_address = "jobs:50051";
+  c.node_exporter.containerd_socket = "/run/test/containerd.sock";
+  return c;
+}
+
+TEST(NodeServiceOptionsTest, TheNodeAgentRunsProbesTrackingAndTheStream) {
+  auto o =
+      NodeServiceOptionsFromConfig(WithJobs(), kNodeAgent | kNodeContainers);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->agent.has_value());
+  ASSERT_TRUE(o->containers.has_value());
+  EXPECT_EQ(o->containers->containerd_socket, "/run/test/containerd.sock");
+  EXPECT_FALSE(o->containers->pod_resources_socket.empty());
+  ASSERT_TRUE(o->events.has_value());
+  EXPECT_EQ(o->events->target, "jobs:50051");
+  EXPECT_FALSE(o->flows.has_value());
+  EXPECT_EQ(o->agent_http.listen, "0.0.0.0:8989");
+  EXPECT_FALSE(o->node_name.empty());
+}
+
+TEST(NodeServiceOptionsTest, NetflowTracksContainersButNeverStreamsEvents) {
+  auto o =
+      NodeServiceOptionsFromConfig(WithJobs(), kNodeFlows | kNodeContainers);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_FALSE(o->agent.has_value());
+  ASSERT_TRUE(o->containers.has_value());
+  EXPECT_TRUE(o->containers->pod_resources_socket.empty());
+  EXPECT_FALSE(o->events.has_value());  // the node agent sends them
+  ASSERT_TRUE(o->flows.has_value());
+  EXPECT_TRUE(o->flows->required);
+  EXPECT_EQ(o->flows->http.listen, "0.0.0.0:8990");
+  Config c = WithJobs();
+  c.netflow.procfs_root = "/host/proc";
+  auto host = NodeServiceOptionsFromConfig(c, kNodeFlows | kNodeContainers);
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_EQ(host->roots.procfs, "/host/proc");  // the tracker's too
+  EXPECT_EQ(host->flows->monitor.proc_root, "/host/proc");
+}
+
+TEST(NodeServiceOptionsTest, ContainersOffInTheConfigStayOff) {
+  Config c = WithJobs();
+  c.node_exporter.containers = false;
+  auto o = NodeServiceOptionsFromConfig(
+      c, kNodeAgent | kNodeContainers | kNodeFlows);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_FALSE(o->containers.has_value());
+  EXPECT_FALSE(o->events.has_value());
+}
+
+TEST(NodeServiceOptionsTest, EventsWithoutTrackingAreRejected) {
+  NodeServiceOptions o;
+  o.events.emplace();
+  EXPECT_EQ(o.Validate().code(), StatusCode::kInvalidArgument);
+  Config c;
+  c.netflow.bearer_token_file = "/nonexistent/netflow-token";
+  auto bad = NodeServiceOptionsFromConfig(c, kNodeFlows);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("netflow.bearerTokenFile"),
+            std::string::npos)
+      << bad.status();
+}
+
+}  // namespace
+}  // namespace lens
