@@ -146,10 +146,28 @@ Status Database::Read(const std::function<Status(Conn&)>& fn) {
 }
 
 Status Database::WithConn(const std::function<Status(Conn&)>& fn) {
-  LENS_ASSIGN_OR_RETURN(auto conn, Acquire());
-  Status st = fn(*conn);
-  Release(std::move(conn));
-  return st;
+  const auto deadline = std::chrono::steady_clock::now() + retry_.deadline;
+  auto backoff = retry_.initial_backoff;
+  while (true) {
+    // A connection that cannot be made fails at once (a wrong host or
+    // password is not worth waiting for); a lock held by someone else
+    // (SQLite BUSY after its busy timeout, a lost connection) is waited out
+    // up to the retry deadline, like Write and Read.
+    LENS_ASSIGN_OR_RETURN(auto conn, Acquire());
+    Status st = fn(*conn);
+    if (st.code() == StatusCode::kUnavailable) conn.reset();
+    Release(std::move(conn));
+    if (st.code() != StatusCode::kUnavailable ||
+        std::chrono::steady_clock::now() + backoff > deadline) {
+      return st;
+    }
+    {
+      std::lock_guard lock(mu_);
+      ++retries_;
+    }
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, retry_.max_backoff);
+  }
 }
 
 uint64_t Database::retries() const {

@@ -140,8 +140,10 @@ class Database {
   Status Write(const std::function<Status(Conn&)>& fn);
   // Same for reads: a read transaction (consistent totals and pages).
   Status Read(const std::function<Status(Conn&)>& fn);
-  // Runs `fn` on a pooled connection with no transaction and no retry
-  // (migrations manage their own locking).
+  // Runs `fn` on a pooled connection with no transaction (migrations manage
+  // their own locking); `fn` must be idempotent: when it fails Unavailable
+  // (a lock held elsewhere) it runs again, up to the retry deadline. A
+  // connection that cannot be made is not retried.
   Status WithConn(const std::function<Status(Conn&)>& fn);
 
   // Counters for metrics and tests.

@@ -128,4 +128,35 @@ TEST(StoreFaults, SqliteWriterKilledMidTransactionLeavesWholeBatches_sqlite) {
 }
 
 }  // namespace
+// Another process holding SQLite's write lock past the busy timeout: opening
+// and migrating wait for it (up to the retry deadline) instead of failing
+// with "database is locked" when the busy timeout ends.
+TEST(StoreFaults, SqliteOpenWaitsForAWriteLockHeldElsewhere_sqlite) {
+  TestDatabase db(Backend::kSqlite);
+  const std::string url = db.url() + "?busy_timeout_ms=100";
+  auto holder = store::OpenDatabase(url, {});
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  std::atomic<bool> locked{false};
+  std::thread hold([&] {
+    Status st = (*holder)->WithConn([&](store::Conn& c) {
+      LENS_RETURN_IF_ERROR(c.Begin(true));
+      locked = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+      c.Rollback();
+      return OkStatus();
+    });
+    EXPECT_TRUE(st.ok()) << st;
+  });
+  while (!locked) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const auto start = std::chrono::steady_clock::now();
+  auto store = Store::Open(url);  // migrates: needs the write lock
+  const auto waited = std::chrono::steady_clock::now() - start;
+  hold.join();
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_GE(waited, std::chrono::milliseconds(900));
+  auto schema = (*store)->GetSchemaStatus();
+  ASSERT_TRUE(schema.ok()) << schema.status();
+  EXPECT_EQ(schema->current_version, schema->latest_version);
+}
+
 }  // namespace lens::test
