@@ -8,6 +8,7 @@
 #include <map>
 
 #include "gpu/amdgpu_sysfs.h"
+#include "lens/log.h"
 
 namespace lens {
 namespace {
@@ -141,19 +142,29 @@ std::string FindHwmon(const std::string& device_dir) {
   return "";
 }
 
+// A PCI id that cannot be read costs only that field (0), never the GPU or
+// the others: the warning names the file.
+void ReadPciIdOrWarn(const std::string& path, uint16_t* out) {
+  if (Status st = ReadPciId(path, out); !st.ok()) {
+    *out = 0;
+    LENS_LOG(WARN).Field("file", path).Field("error", st)
+        << "unreadable PCI id left unset";
+  }
+}
+
 Status ReadIdentity(const PciGpu& gpu, GpuInfo* info) {
   info->vendor = GpuVendor::kAmd;
   info->bdf = gpu.bdf;
   info->drm_card = gpu.card;
   info->drm_render = gpu.render;
-  LENS_RETURN_IF_ERROR(ReadPciId(gpu.dir + "/vendor", &info->pci_vendor_id));
-  LENS_RETURN_IF_ERROR(ReadPciId(gpu.dir + "/device", &info->pci_device_id));
-  LENS_RETURN_IF_ERROR(
-      ReadPciId(gpu.dir + "/subsystem_vendor", &info->pci_subsystem_vendor_id));
-  LENS_RETURN_IF_ERROR(
-      ReadPciId(gpu.dir + "/subsystem_device", &info->pci_subsystem_device_id));
+  ReadPciIdOrWarn(gpu.dir + "/vendor", &info->pci_vendor_id);
+  ReadPciIdOrWarn(gpu.dir + "/device", &info->pci_device_id);
+  ReadPciIdOrWarn(gpu.dir + "/subsystem_vendor",
+                  &info->pci_subsystem_vendor_id);
+  ReadPciIdOrWarn(gpu.dir + "/subsystem_device",
+                  &info->pci_subsystem_device_id);
   uint16_t revision = 0;
-  LENS_RETURN_IF_ERROR(ReadPciId(gpu.dir + "/revision", &revision));
+  ReadPciIdOrWarn(gpu.dir + "/revision", &revision);
   info->unique_id = ReadText(gpu.dir + "/unique_id").value_or("");
   info->serial = ReadText(gpu.dir + "/serial_number").value_or("");
   if (info->serial.empty()) info->serial = info->unique_id;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/kernel_file.h"
+#include "lens/log.h"
 
 namespace lens::rdma {
 namespace {
@@ -57,9 +58,17 @@ Status ReadPciFacts(const std::string& device_dir, RdmaDevice* device) {
   LENS_ASSIGN_OR_RETURN(std::string numa,
                         ReadOptionalValue(link + "/numa_node"));
   if (!numa.empty()) {
-    LENS_ASSIGN_OR_RETURN(int64_t node,
-                          ParseKernelInt64(numa, link + "/numa_node"));
-    if (node >= 0) device->numa_node = static_cast<int>(node);  // -1: unknown
+    // A garbage numa_node costs only that field, never the device or the
+    // others: the warning names the file.
+    StatusOr<int64_t> node = ParseKernelInt64(numa, link + "/numa_node");
+    if (!node.ok()) {
+      LENS_LOG(WARN)
+              .Field("file", link + "/numa_node")
+              .Field("error", node.status())
+          << "unreadable NUMA node left unset";
+    } else if (*node >= 0) {
+      device->numa_node = static_cast<int>(*node);  // -1: unknown
+    }
   }
 
   StatusOr<std::vector<std::string>> netdevs = ListKernelDir(link + "/net");

@@ -223,6 +223,24 @@ TEST(RdmaReaderTest, LifespanIsASettingNotACounter) {
   }
 }
 
+// A garbage numa_node on one HCA costs only that field: all eight are still
+// listed, the others with their NUMA nodes.
+TEST(RdmaReaderTest, AGarbageNumaNodeCostsOnlyThatField) {
+  TempHostTree tree("mi300x-8x-mlx5");
+  testing_rdma::Overwrite(tree.sys("class/infiniband/mlx5_2/device/numa_node"),
+                          "garbage\n");
+  RdmaReader reader(tree.roots());
+  std::vector<RdmaDevice> devices = ScanHost(reader);
+  ASSERT_EQ(devices.size(), 8u);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (devices[i].name == "mlx5_2") {
+      EXPECT_EQ(devices[i].numa_node, std::nullopt);
+    } else {
+      EXPECT_EQ(devices[i].numa_node, i < 4 ? 0 : 1) << devices[i].name;
+    }
+  }
+}
+
 TEST(RdmaReaderTest, QuirkHcaTrimsPaddingAndSkipsMissingAndGarbageCounters) {
   const std::string host = "quirks";
   RdmaReader reader(HostRoots::Under(FixtureHost(host)));
