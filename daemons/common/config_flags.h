@@ -8,8 +8,11 @@
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <cmath>
+#include <initializer_list>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lens/config.h"
@@ -50,8 +53,14 @@ struct ConfigFlags {
     app.add_option("--config", file, help)->check(CLI::ExistingFile);
   }
 
-  void Add(CLI::App& app, std::span<const ConfigFlag> flags) {
-    for (const ConfigFlag& f : flags) {
+  // `help` replaces the help text of the flags it names (a program whose
+  // defaults differ: `lens up` listens on 127.0.0.1).
+  void Add(CLI::App& app, std::span<const ConfigFlag> flags,
+           std::initializer_list<std::pair<std::string_view, const char*>>
+               help = {}) {
+    for (ConfigFlag f : flags) {
+      for (const auto& [name, text] : help)
+        if (name == f.name) f.help = text;
       const std::string name = f.name, path = f.path;
       if (f.kind == ConfigFlag::kSetTrue || f.kind == ConfigFlag::kSetFalse) {
         const std::string value =

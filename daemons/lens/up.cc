@@ -58,7 +58,10 @@ Command AddUp(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("up", "Run Lens on this machine in the foreground");
   flags->AddFile(*cmd, "YAML config file (nodeExporter and netflow sections)");
-  flags->Add(*cmd, kNodeAgentFlags);
+  flags->Add(*cmd, kNodeAgentFlags,
+             {{"--listen",
+               "host:port of the node agent (default 127.0.0.1:8989: this "
+               "machine only)"}});
   flags->Add(*cmd, kContainerFlags);
   flags->Add(*cmd, kUpFlags);
   flags->Add(*cmd, kLoggingFlags);

@@ -62,6 +62,17 @@ StatusOr<std::unique_ptr<NodeService>> NodeService::Start(
       s.flows_status = st;
     }
   }
+  if (s.agent && !options.containers) {
+    // Say why there is nothing, rather than a bare 404.
+    s.agent_http->Handle(
+        "GET", "/pods", [](const HttpRequest&, HttpResponse* out) {
+          RespondError(404,
+                       "container tracking is off on this node "
+                       "(nodeExporter.containers: false, --no-containers, or "
+                       "lens up without a containerd socket)",
+                       out);
+        });
+  }
   if (s.agent) {
     LENS_RETURN_IF_ERROR(s.agent->Start());
     LENS_RETURN_IF_ERROR(s.agent_http->Start());

@@ -127,6 +127,16 @@ TEST_F(RestTest, NodeWithoutGpusAnswers404ForTheDriverVersion) {
   EXPECT_EQ(gpus["data"].Size(), 0u);
 }
 
+TEST_F(RestTest, PodsWithTrackingOffSaysWhy) {
+  Start(FixtureConfig("empty"));  // the agent part only: no tracker
+  httplib::Client c("127.0.0.1", port_);
+  auto pods = Data(c.Get("/pods"), 404);
+  EXPECT_EQ(pods["code"].GetInt(), 404);
+  EXPECT_NE(std::string(pods["message"].GetString())
+                .find("container tracking is off"),
+            std::string::npos);
+}
+
 TEST_F(RestTest, BearerTokenFileProtectsTheApiButNotHealthz) {
   const std::string token_file = (std::filesystem::temp_directory_path() /
                                   ("lens-token-" + std::to_string(::getpid())))
