@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
@@ -78,7 +79,7 @@ void RegisterExceptions(py::module_& m) {
 
 // The one place where a Status becomes a Python exception (with the Status
 // message and a `code` attribute). Needs the GIL.
-void ThrowIfError(const Status& status) {
+void ThrowIfError(const Status& status, const std::string& filename) {
   if (status.ok()) return;
   const ExceptionTypes& t = Exceptions();
   py::handle type = t.base;
@@ -98,6 +99,16 @@ void ThrowIfError(const Status& status) {
   }
   py::object error = type(DecodeLossy(status.message()));
   error.attr("code") = std::string(StatusCodeName(status.code()));
+  // The OSError fields.
+  if (status.code() == StatusCode::kNotFound ||
+      status.code() == StatusCode::kPermissionDenied) {
+    const int err = status.code() == StatusCode::kNotFound ? ENOENT : EACCES;
+    error.attr("errno") = err;
+    // strerror is the Lens message, so str(error) keeps it:
+    // "[Errno 2] <message>: '<filename>'".
+    error.attr("strerror") = DecodeLossy(status.message());
+    if (!filename.empty()) error.attr("filename") = filename;
+  }
   PyErr_SetObject(type.ptr(), error.ptr());
   throw py::error_already_set();
 }
@@ -146,7 +157,7 @@ TrainingLog ParseFile(const std::filesystem::path& path, int32_t first_run,
     return ParseTrainingLogFile(path.string(),
                                 Options(first_run, max_line_bytes));
   }();
-  ThrowIfError(log.status());
+  ThrowIfError(log.status(), path.string());
   return std::move(log).value();
 }
 

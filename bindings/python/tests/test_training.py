@@ -7,6 +7,7 @@ properties that must hold for every format.
 """
 
 import calendar
+import errno
 import math
 import os
 import pathlib
@@ -362,6 +363,8 @@ def test_missing_file_raises_file_not_found_naming_the_path(tmp_path):
     assert isinstance(err, OSError)
     assert str(missing) in str(err)
     assert err.code == "NOT_FOUND"
+    assert err.errno == errno.ENOENT
+    assert err.filename == str(missing)
 
 
 def test_directory_raises_value_error(tmp_path):
