@@ -37,6 +37,10 @@ LENS_EXPORT std::string ProbeReportJson(const ProbeReport& report);
 // A readable table of the same, for terminals.
 LENS_EXPORT std::string ProbeReportText(const ProbeReport& report);
 
+// A byte count for people, in decimal units with one decimal: "512 B",
+// "1.5 kB", "124.0 TB".
+LENS_EXPORT std::string HumanBytes(uint64_t bytes);
+
 }  // namespace lens
 
 #endif  // LENS_PROBE_H_

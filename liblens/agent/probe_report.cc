@@ -109,6 +109,24 @@ void NodeJson(Writer& w, const NodeFacts& f) {
   w.EndObject();
 }
 
+}  // namespace
+
+std::string HumanBytes(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"kB", "MB", "GB", "TB", "PB", "EB"};
+  if (bytes < 1000) return std::to_string(bytes) + " B";
+  double v = static_cast<double>(bytes) / 1000;
+  size_t unit = 0;
+  while (v >= 999.95 && unit + 1 < std::size(kUnits)) {
+    v /= 1000;
+    ++unit;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[unit]);
+  return buf;
+}
+
+namespace {
+
 std::string Fmt(const std::optional<double>& v, const char* fmt,
                 double scale = 1) {
   if (!v) return "-";
@@ -227,8 +245,8 @@ std::string ProbeReportText(const ProbeReport& r) {
           p.device.name.c_str(), port.port, port.state.c_str(),
           port.link_layer.c_str(), Fmt(port.rate_gbps, "%.0f").c_str(),
           p.device.fw_version.c_str(),
-          c && c->tx_bytes ? ("tx " + std::to_string(*c->tx_bytes) + " B  rx " +
-                              std::to_string(c->rx_bytes.value_or(0)) + " B")
+          c && c->tx_bytes ? ("tx " + HumanBytes(*c->tx_bytes) + "  rx " +
+                              HumanBytes(c->rx_bytes.value_or(0)))
                                  .c_str()
                            : "");
       out += line;

@@ -203,6 +203,18 @@ TEST(ProbeReportTest, JsonHasTheDocumentedKeys) {
   const std::string text = ProbeReportText(*report);
   EXPECT_NE(text.find("GPUs: 8"), std::string::npos) << text;
   EXPECT_NE(text.find("mlx5_0"), std::string::npos);
+  EXPECT_NE(text.find(" tx " + HumanBytes(port["tx_bytes"].GetUint64())),
+            std::string::npos)
+      << text;
+}
+
+TEST(ProbeReportTest, HumanBytesUsesDecimalUnits) {
+  EXPECT_EQ(HumanBytes(0), "0 B");
+  EXPECT_EQ(HumanBytes(999), "999 B");
+  EXPECT_EQ(HumanBytes(1500), "1.5 kB");
+  EXPECT_EQ(HumanBytes(999'960), "1.0 MB");
+  EXPECT_EQ(HumanBytes(124'000'000'000'000), "124.0 TB");
+  EXPECT_EQ(HumanBytes(UINT64_MAX), "18.4 EB");
 }
 
 }  // namespace
