@@ -19,10 +19,13 @@ Command AddProbe(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "probe", "Print this machine's GPUs, RDMA devices and node facts");
+  // A root that does not exist is a usage error, not a host without GPUs.
   cmd->add_option("--sysfs-root", o->roots.sysfs, "host /sys")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("--procfs-root", o->roots.procfs, "host /proc")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("--dev-root", o->roots.dev, "host /dev")
       ->capture_default_str();
   cmd->add_flag("--json", o->json,

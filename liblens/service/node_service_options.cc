@@ -1,4 +1,5 @@
 // NodeServiceOptionsFromConfig: the config's sections -> the parts' options.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -81,6 +82,20 @@ StatusOr<NodeFlowOptions> FlowOptions(const Config& config) {
   return o;
 }
 
+// A host root the agent reads must exist: a typo would otherwise look like
+// a node without GPUs.
+Status CheckRoot(const std::string& path, const char* key) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return InvalidArgumentError(
+        std::string(key) + ": " + path + " is not a directory (the host's " +
+        (std::string(key).find("sysfs") != std::string::npos ? "/sys"
+                                                             : "/proc") +
+        "; in a container, mount it and point here)");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<NodeServiceOptions> NodeServiceOptionsFromConfig(const Config& config,
@@ -96,6 +111,8 @@ StatusOr<NodeServiceOptions> NodeServiceOptionsFromConfig(const Config& config,
   if (!(parts & kNodeAgent) && (parts & kNodeFlows))
     out.roots.procfs = config.netflow.procfs_root;
   if (parts & kNodeAgent) {
+    LENS_RETURN_IF_ERROR(CheckRoot(ne.sysfs_root, "nodeExporter.sysfsRoot"));
+    LENS_RETURN_IF_ERROR(CheckRoot(ne.procfs_root, "nodeExporter.procfsRoot"));
     LENS_ASSIGN_OR_RETURN(out.agent, AgentOptions(config));
     LENS_ASSIGN_OR_RETURN(
         out.agent_http,

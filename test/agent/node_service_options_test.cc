@@ -57,6 +57,25 @@ TEST(NodeServiceOptionsTest, ContainersOffInTheConfigStayOff) {
   EXPECT_FALSE(o->events.has_value());
 }
 
+TEST(NodeServiceOptionsTest, HostRootsThatDoNotExistAreErrors) {
+  Config c;
+  c.node_exporter.sysfs_root = "/nonexistent/sys";
+  auto o = NodeServiceOptionsFromConfig(c, kNodeAgent);
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(o.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(
+      o.status().message().find("nodeExporter.sysfsRoot: /nonexistent/sys"),
+      std::string::npos)
+      << o.status();
+  c = Config();
+  c.node_exporter.procfs_root = "/nonexistent/proc";
+  o = NodeServiceOptionsFromConfig(c, kNodeAgent);
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("nodeExporter.procfsRoot"),
+            std::string::npos)
+      << o.status();
+}
+
 TEST(NodeServiceOptionsTest, EventsWithoutTrackingAreRejected) {
   NodeServiceOptions o;
   o.events.emplace();

@@ -133,6 +133,9 @@ TEST(LensCliExitTest, UsageErrorsExit2NamingTheChoices) {
   std::tie(code, out) = RunCliStatus("db");
   EXPECT_EQ(code, 2) << out;
   EXPECT_NE(out.find("migrate, status"), std::string::npos) << out;
+  std::tie(code, out) = RunCliStatus("probe --sysfs-root /nonexistent/sys");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("/nonexistent/sys"), std::string::npos) << out;
 }
 
 TEST(LensCliExitTest, OutputThatCannotBeWrittenExits1) {
