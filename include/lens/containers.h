@@ -30,9 +30,9 @@
 #include "lens/export.h"
 #include "lens/gpu.h"
 #include "lens/host.h"
+#include "lens/model.h"
 #include "lens/rdma.h"
 #include "lens/status.h"
-#include "lens/model.h"
 
 namespace lens {
 

@@ -168,9 +168,9 @@ class LENS_EXPORT FlowProbe : public FlowSource {
   // Linux 5.12 or later (docs/netflow.md). Errors say what
   // to do: PermissionDenied when not root / without CAP_BPF+CAP_PERFMON;
   // FailedPrecondition when the kernel has no BTF or its BTF lacks a
-  // feature the programs need (each named); Internal with the verifier's last lines when
-  // the kernel refuses a program; Unimplemented when Lens was built without
-  // eBPF (LENS_BUILD_BPF=OFF).
+  // feature the programs need (each named); Internal with the verifier's last
+  // lines when the kernel refuses a program; Unimplemented when Lens was built
+  // without eBPF (LENS_BUILD_BPF=OFF).
   static StatusOr<std::unique_ptr<FlowProbe>> Open(
       const FlowProbeOptions& options = {});
   virtual FlowProbeStats Stats() const = 0;

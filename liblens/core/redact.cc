@@ -69,9 +69,8 @@ std::string RedactCredentials(std::string_view url) {
                      s[k - 1] == '_')) {
       --k;
     }
-    const bool boundary =
-        k == 0 || s[k - 1] == '?' || s[k - 1] == '&' ||
-        std::isspace(static_cast<unsigned char>(s[k - 1]));
+    const bool boundary = k == 0 || s[k - 1] == '?' || s[k - 1] == '&' ||
+                          std::isspace(static_cast<unsigned char>(s[k - 1]));
     if (!boundary || !IsSecretKey(std::string_view(s).substr(k, key_end - k)))
       continue;
     size_t v = eq + 1;

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/text.h"
-#include "lens/status.h"
 #include "lens/model.h"
+#include "lens/status.h"
 #include "store/db.h"
 
 namespace lens::store {

@@ -69,8 +69,10 @@ std::string ExtraJson(
   return out;
 }
 
-void ReadExtra(std::string_view json,
-               std::vector<std::pair<std::string, double>>* extra) {
+// Calls `f(name, value)` for each member of a JSON object whose value is a
+// number or a non-finite value's string ("nan", "inf", "-inf").
+template <typename F>
+void ForEachNumber(std::string_view json, F f) {
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
   if (!doc.IsObject()) return;
@@ -79,30 +81,23 @@ void ReadExtra(std::string_view json,
     if (it->value.IsNumber()) {
       v = it->value.GetDouble();
     } else if (it->value.IsString()) {
-      v = std::strtod(it->value.GetString(), nullptr);  // "nan", "inf"
+      v = std::strtod(it->value.GetString(), nullptr);
     } else {
       continue;
     }
-    extra->emplace_back(
-        std::string(it->name.GetString(), it->name.GetStringLength()), v);
+    f(std::string_view(it->name.GetString(), it->name.GetStringLength()), v);
   }
 }
 
+void ReadExtra(std::string_view json,
+               std::vector<std::pair<std::string, double>>* extra) {
+  ForEachNumber(json, [&](std::string_view name, double v) {
+    extra->emplace_back(std::string(name), v);
+  });
+}
+
 void ReadFields(std::string_view json, IterationRecord* r) {
-  rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
-  if (!doc.IsObject()) return;
-  for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
-    double v;
-    if (it->value.IsNumber()) {
-      v = it->value.GetDouble();
-    } else if (it->value.IsString()) {
-      v = std::strtod(it->value.GetString(), nullptr);  // "nan", "inf"
-    } else {
-      continue;
-    }
-    const std::string_view name(it->name.GetString(),
-                                it->name.GetStringLength());
+  ForEachNumber(json, [&](std::string_view name, double v) {
     bool known = false;
     for (const IterationFieldInfo& info : IterationFields()) {
       if (info.name == name) {
@@ -112,7 +107,7 @@ void ReadFields(std::string_view json, IterationRecord* r) {
       }
     }
     if (!known) r->extra.emplace_back(std::string(name), v);
-  }
+  });
 }
 
 std::optional<int64_t> TimeUs(std::optional<double> seconds) {

@@ -73,103 +73,57 @@ void ApplyTask(const tt::Process& task, RuntimeContainer* c) {
 // the Any's bytes directly: the type URLs containerd writes
 // ("containerd.events.TaskStart") are not the "type.googleapis.com/..." form
 // Any::UnpackTo expects.
+// Fills `out` from one of containerd's event messages: container events
+// carry the container's `id`, task events its `container_id` and a pid,
+// exits and deletes the status (and `id`, the process: an exec'd process's
+// exit is not the container's).
+template <typename M>
+bool Fill(const std::string& bytes, RuntimeEvent* out) {
+  M m;
+  if (!m.ParseFromString(bytes)) return false;
+  if constexpr (requires { m.container_id(); }) {
+    out->container_id = m.container_id();
+  } else {
+    out->container_id = m.id();
+  }
+  if constexpr (requires { m.pid(); }) out->pid = m.pid();
+  if constexpr (requires { m.exit_status(); }) {
+    out->exec = !m.id().empty() && m.id() != m.container_id();
+    out->exit_status = static_cast<int32_t>(m.exit_status());
+    out->exited_at = FromProtoTime(m.exited_at());
+  }
+  return true;
+}
+
 bool Decode(const es::Envelope& env, RuntimeEvent* out) {
-  static constexpr std::pair<std::string_view, RuntimeTopic> kTopics[] = {
-      {"/containers/create", RuntimeTopic::kContainerCreate},
-      {"/containers/update", RuntimeTopic::kContainerUpdate},
-      {"/containers/delete", RuntimeTopic::kContainerDelete},
-      {"/tasks/create", RuntimeTopic::kTaskCreate},
-      {"/tasks/start", RuntimeTopic::kTaskStart},
-      {"/tasks/exit", RuntimeTopic::kTaskExit},
-      {"/tasks/delete", RuntimeTopic::kTaskDelete},
-      {"/tasks/oom", RuntimeTopic::kTaskOom},
-      {"/tasks/paused", RuntimeTopic::kTaskPaused},
-      {"/tasks/resumed", RuntimeTopic::kTaskResumed},
+  using Filler = bool (*)(const std::string&, RuntimeEvent*);
+  static constexpr struct {
+    std::string_view topic;
+    RuntimeTopic decoded;
+    Filler fill;
+  } kTopics[] = {
+      {"/containers/create", RuntimeTopic::kContainerCreate,
+       Fill<ev::ContainerCreate>},
+      {"/containers/update", RuntimeTopic::kContainerUpdate,
+       Fill<ev::ContainerUpdate>},
+      {"/containers/delete", RuntimeTopic::kContainerDelete,
+       Fill<ev::ContainerDelete>},
+      {"/tasks/create", RuntimeTopic::kTaskCreate, Fill<ev::TaskCreate>},
+      {"/tasks/start", RuntimeTopic::kTaskStart, Fill<ev::TaskStart>},
+      {"/tasks/exit", RuntimeTopic::kTaskExit, Fill<ev::TaskExit>},
+      {"/tasks/delete", RuntimeTopic::kTaskDelete, Fill<ev::TaskDelete>},
+      {"/tasks/oom", RuntimeTopic::kTaskOom, Fill<ev::TaskOOM>},
+      {"/tasks/paused", RuntimeTopic::kTaskPaused, Fill<ev::TaskPaused>},
+      {"/tasks/resumed", RuntimeTopic::kTaskResumed, Fill<ev::TaskResumed>},
   };
   const auto known =
       std::find_if(std::begin(kTopics), std::end(kTopics),
-                   [&](const auto& t) { return t.first == env.topic(); });
+                   [&](const auto& t) { return t.topic == env.topic(); });
   if (known == std::end(kTopics))
     return false;  // images, snapshots, exec-added, ...: not ours
-  const std::string& bytes = env.event().value();
-  out->topic = known->second;
+  out->topic = known->decoded;
   out->at = FromProtoTime(env.timestamp());
-  // A task event's exec'd process: its exit is not the container's.
-  auto exec = [](const auto& m) {
-    return !m.id().empty() && m.id() != m.container_id();
-  };
-  switch (out->topic) {
-    case RuntimeTopic::kContainerCreate: {
-      ev::ContainerCreate m;
-      if (!m.ParseFromString(bytes)) return false;
-      out->container_id = m.id();
-      break;
-    }
-    case RuntimeTopic::kContainerUpdate: {
-      ev::ContainerUpdate m;
-      if (!m.ParseFromString(bytes)) return false;
-      out->container_id = m.id();
-      break;
-    }
-    case RuntimeTopic::kContainerDelete: {
-      ev::ContainerDelete m;
-      if (!m.ParseFromString(bytes)) return false;
-      out->container_id = m.id();
-      break;
-    }
-    case RuntimeTopic::kTaskCreate: {
-      ev::TaskCreate m;
-      if (!m.ParseFromString(bytes)) return false;
-      out->container_id = m.container_id();
-      out->pid = m.pid();
-      break;
-    }
-    case RuntimeTopic::kTaskStart: {
-      ev::TaskStart m;
-      if (!m.ParseFromString(bytes)) return false;
-      out->container_id = m.container_id();
-      out->pid = m.pid();
-      break;
-    }
-    case RuntimeTopic::kTaskExit: {
-      ev::TaskExit m;
-      if (!m.ParseFromString(bytes)) return false;
-      out->container_id = m.container_id();
-      out->pid = m.pid();
-      out->exec = exec(m);
-      out->exit_status = static_cast<int32_t>(m.exit_status());
-      out->exited_at = FromProtoTime(m.exited_at());
-      break;
-    }
-    case RuntimeTopic::kTaskDelete: {
-      ev::TaskDelete m;
-      if (!m.ParseFromString(bytes)) return false;
-      out->container_id = m.container_id();
-      out->pid = m.pid();
-      out->exec = exec(m);
-      out->exit_status = static_cast<int32_t>(m.exit_status());
-      out->exited_at = FromProtoTime(m.exited_at());
-      break;
-    }
-    case RuntimeTopic::kTaskOom: {
-      ev::TaskOOM m;
-      if (!m.ParseFromString(bytes)) return false;
-      out->container_id = m.container_id();
-      break;
-    }
-    case RuntimeTopic::kTaskPaused: {
-      ev::TaskPaused m;
-      if (!m.ParseFromString(bytes)) return false;
-      out->container_id = m.container_id();
-      break;
-    }
-    case RuntimeTopic::kTaskResumed: {
-      ev::TaskResumed m;
-      if (!m.ParseFromString(bytes)) return false;
-      out->container_id = m.container_id();
-      break;
-    }
-  }
+  if (!known->fill(env.event().value(), out)) return false;
   return !out->container_id.empty();
 }
 
