@@ -63,19 +63,37 @@ struct LENS_EXPORT HttpServerOptions {
   // one (see HttpServer::port()).
   std::string listen = "0.0.0.0:8080";
   // When not empty, every route except `public_paths` requires
-  // "Authorization: Bearer <token>" (compared in constant time); otherwise 401
-  // with WWW-Authenticate: Bearer.
+  // "Authorization: Bearer <token>" (scheme in any case, token compared in
+  // constant time); otherwise 401 with WWW-Authenticate: Bearer.
   std::string bearer_token;
   std::vector<std::string> public_paths = {"/healthz"};
   // PEM files; both set: HTTPS. One without the other is InvalidArgument.
   std::string tls_cert_file;
   std::string tls_key_file;
-  // Larger request bodies get 413.
+  // Limits enforced while a request is read, before authentication: a longer
+  // request line gets 414, a larger header section (or more than 100 header
+  // lines) 431, a larger Content-Length 413 (the body is never read). Bodies
+  // need a Content-Length (chunked uploads get 411).
+  size_t max_request_line_bytes = size_t{8} << 10;
+  size_t max_header_bytes = size_t{16} << 10;
   size_t max_body_bytes = size_t{1} << 20;
+  // A request (TLS handshake, head and body) must arrive within read_timeout
+  // of its first byte (of the accept, on a new connection); a response must be
+  // written within write_timeout; a kept-alive connection waits idle_timeout
+  // for its next request. Slower clients are cut off.
   std::chrono::seconds read_timeout{10};
   std::chrono::seconds write_timeout{10};
-  // Worker threads.
+  std::chrono::seconds idle_timeout{60};
+  // At most max_connections open connections, max_connections_per_peer from
+  // one client address. At a cap, the connection that has waited longest for
+  // its request is closed to make room (idle or slow clients cannot lock
+  // others out); when every one is busy in a handler the new one gets 503.
+  int max_connections = 1024;
+  int max_connections_per_peer = 64;
+  // Worker threads for handlers, plus one thread reserved for priority_paths,
+  // so a scrape is answered however busy the other routes are.
   int threads = 4;
+  std::vector<std::string> priority_paths = {"/metrics", "/healthz"};
 
   // InvalidArgument naming the field.
   Status Validate() const;

@@ -37,6 +37,26 @@ Status HttpServerOptions::Validate() const {
   }
   if (max_body_bytes == 0)
     return InvalidArgumentError("max_body_bytes must be > 0");
+  if (max_request_line_bytes < 64 || max_header_bytes < 256) {
+    return InvalidArgumentError(
+        "max_request_line_bytes must be >= 64 and max_header_bytes >= 256");
+  }
+  if (read_timeout.count() < 1 || write_timeout.count() < 1 ||
+      idle_timeout.count() < 1) {
+    return InvalidArgumentError(
+        "read_timeout, write_timeout and idle_timeout must be >= 1s");
+  }
+  if (max_connections < 1 || max_connections > 65536) {
+    return InvalidArgumentError("max_connections must be in 1..65536, got " +
+                                std::to_string(max_connections));
+  }
+  if (max_connections_per_peer < 1 ||
+      max_connections_per_peer > max_connections) {
+    return InvalidArgumentError(
+        "max_connections_per_peer must be in 1..max_connections (" +
+        std::to_string(max_connections) + "), got " +
+        std::to_string(max_connections_per_peer));
+  }
   return OkStatus();
 }
 
