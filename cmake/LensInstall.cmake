@@ -17,7 +17,6 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/lensConfigVersion.cmake"
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/lensConfig.cmake" "${PROJECT_BINARY_DIR}/lensConfigVersion.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/LensPqxx.cmake"
-              "${PROJECT_SOURCE_DIR}/cmake/LensHttplib.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/LensGrpc.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/LensLibbpf.cmake"
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens)

@@ -30,8 +30,8 @@ StatusOr<std::unique_ptr<TlsContext>> TlsContext::Load(
   std::unique_ptr<TlsContext> out(new TlsContext(ctx));
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
   SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
-  SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
-                            SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  SSL_CTX_set_mode(
+      ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1 ||
       SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) !=
           1 ||
@@ -150,6 +150,27 @@ uint32_t Connection::Interest() const {
   if (ssl_wants_read_) events |= EPOLLIN;
   if (ssl_wants_write_) events |= EPOLLOUT;
   return events;
+}
+
+bool Waiting(const Connection& c) {
+  return c.phase == Phase::kHandshake || c.phase == Phase::kHead ||
+         c.phase == Phase::kBody || c.phase == Phase::kLinger;
+}
+
+std::optional<Stalled> StalledSince(const Connection& c,
+                                    Clock::time_point now) {
+  if (!Waiting(c)) return std::nullopt;
+  Stalled s{0, c.waiting_since, c.id};
+  if (c.phase == Phase::kLinger) {
+    s.rank = 0;
+  } else if (c.request_bytes == 0) {
+    s.rank = c.served ? 1 : 0;
+  } else {
+    s.rank = 2;
+    s.since = c.request_start;
+  }
+  if (now - s.since < kStallGrace) return std::nullopt;
+  return s;
 }
 
 }  // namespace lens::http

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "http/request_parser.h"
@@ -74,13 +75,16 @@ class Connection {
   RequestHead head;
   bool close_after_write = false;
   bool head_only = false;  // HEAD: no body in the response
-  bool request_started = true;  // bytes of the current request arrived
+  bool served = false;     // a response was written (kept alive since)
   std::shared_ptr<const HttpHandler> handler;  // the route of `head`
   uint32_t registered = 0;  // the epoll events last registered
-  // When the phase's time runs out, and since when the connection has waited
-  // for its current request (the oldest waiter is closed first at a cap).
+  // When the phase's time runs out.
   Clock::time_point deadline;
+  // Since when the connection has waited for a request (accept, or the last
+  // response); bytes of the current request so far, and when the first came.
   Clock::time_point waiting_since;
+  size_t request_bytes = 0;
+  Clock::time_point request_start;
 
  private:
   IoResult SslResult(int ret);
@@ -88,6 +92,27 @@ class Connection {
   bool ssl_wants_write_ = false;
   bool ssl_wants_read_ = false;
 };
+
+// Waiting for (the rest of) a request, or lingering: no handler or response
+// in progress.
+bool Waiting(const Connection& c);
+
+// A connection that could be closed to make room, and how useless it is:
+// the lowest sorts first.
+struct Stalled {
+  int rank;  // 0: nothing sent or lingering, 1: kept alive idle, 2: partway
+  Clock::time_point since;
+  uint64_t id;
+  bool operator<(const Stalled& o) const {
+    return rank != o.rank ? rank < o.rank : since < o.since;
+  }
+};
+// Set for a waiting connection that has made no request progress for the
+// grace period (kStallGrace): a client that connects and sends at once is
+// never taken for an idle one. Partway requests count from their first byte,
+// so trickling bytes (slowloris) does not keep one young.
+inline constexpr auto kStallGrace = std::chrono::milliseconds(200);
+std::optional<Stalled> StalledSince(const Connection& c, Clock::time_point now);
 
 }  // namespace lens::http
 

@@ -32,7 +32,8 @@ std::string Lower(std::string_view s) {
 std::string_view TrimOws(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
     s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -87,6 +88,51 @@ ParseError Error(int status, std::string message) {
   return ParseError{status, std::move(message)};
 }
 
+// The request line into `out`; version_10 set for HTTP/1.0.
+std::optional<ParseError> ParseRequestLine(std::string_view line,
+                                           RequestHead* out, bool* version_10) {
+  const size_t sp1 = line.find(' ');
+  const size_t sp2 =
+      sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos ||
+      line.find(' ', sp2 + 1) != std::string_view::npos) {
+    return Error(400, "malformed request line: " + Excerpt(line));
+  }
+  const std::string_view method = line.substr(0, sp1);
+  std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  const std::string_view version = line.substr(sp2 + 1);
+  if (!IsToken(method))
+    return Error(400, "malformed method: " + Excerpt(method));
+  if (version == "HTTP/1.0") {
+    *version_10 = true;
+  } else if (version != "HTTP/1.1") {
+    if (version.substr(0, 5) == "HTTP/")
+      return Error(505, "HTTP version not supported: " + Excerpt(version));
+    return Error(400, "malformed request line: " + Excerpt(line));
+  }
+  for (char c : target) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u == 0x7f)
+      return Error(400, "malformed request target: " + Excerpt(target));
+  }
+  // Absolute form (proxies): keep the path of http://host/path.
+  if (target.substr(0, 7) == "http://" || target.substr(0, 8) == "https://") {
+    const size_t slash = target.find('/', target.find("//") + 2);
+    target = slash == std::string_view::npos ? std::string_view("/")
+                                             : target.substr(slash);
+  }
+  if (target.empty() || (target[0] != '/' && target != "*"))
+    return Error(400, "malformed request target: " + Excerpt(target));
+  const size_t q = target.find('?');
+  out->path = PercentDecode(target.substr(0, q), false);
+  if (out->path.find('\0') != std::string::npos)
+    return Error(400, "request path contains a NUL byte");
+  if (q != std::string_view::npos)
+    ParseQuery(target.substr(q + 1), &out->query);
+  out->method = std::string(method);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string PercentDecode(std::string_view text, bool plus_is_space) {
@@ -119,9 +165,19 @@ std::variant<size_t, ParseError> HeadScanner::Scan(
     if (first_line_end_ == std::string_view::npos) {
       first_line_end_ = i;
       if (i > limits.request_line) break;
+      // A bad request line is refused now, not at the end of the head.
+      std::string_view line = b.substr(0, i);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      RequestHead ignored;
+      bool version_10 = false;
+      if (auto error = ParseRequestLine(line, &ignored, &version_10)) {
+        scanned_ = i + 1;
+        return *error;
+      }
       continue;
     }
-    const bool blank = b[i - 1] == '\n' || (b[i - 1] == '\r' && b[i - 2] == '\n');
+    const bool blank =
+        b[i - 1] == '\n' || (b[i - 1] == '\r' && b[i - 2] == '\n');
     if (blank) {
       scanned_ = i + 1;
       if (i + 1 - first_line_end_ > limits.header_bytes + 2) break;
@@ -158,45 +214,7 @@ std::variant<RequestHead, ParseError> ParseHead(std::string_view head,
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     ++line_no;
     if (line_no == 1) {
-      const size_t sp1 = line.find(' ');
-      const size_t sp2 = sp1 == std::string_view::npos
-                             ? sp1
-                             : line.find(' ', sp1 + 1);
-      if (sp2 == std::string_view::npos ||
-          line.find(' ', sp2 + 1) != std::string_view::npos) {
-        return Error(400, "malformed request line: " + Excerpt(line));
-      }
-      const std::string_view method = line.substr(0, sp1);
-      std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-      const std::string_view version = line.substr(sp2 + 1);
-      if (!IsToken(method))
-        return Error(400, "malformed method: " + Excerpt(method));
-      if (version == "HTTP/1.0") {
-        version_10 = true;
-      } else if (version != "HTTP/1.1") {
-        if (version.substr(0, 5) == "HTTP/")
-          return Error(505, "HTTP version not supported: " + Excerpt(version));
-        return Error(400, "malformed request line: " + Excerpt(line));
-      }
-      for (char c : target) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u <= 0x20 || u == 0x7f)
-          return Error(400, "malformed request target: " + Excerpt(target));
-      }
-      // Absolute form (proxies): keep the path of http://host/path.
-      if (target.substr(0, 7) == "http://" || target.substr(0, 8) == "https://") {
-        const size_t slash = target.find('/', target.find("//") + 2);
-        target = slash == std::string_view::npos ? std::string_view("/")
-                                                 : target.substr(slash);
-      }
-      if (target.empty() || (target[0] != '/' && target != "*"))
-        return Error(400, "malformed request target: " + Excerpt(target));
-      const size_t q = target.find('?');
-      out.path = PercentDecode(target.substr(0, q), false);
-      if (out.path.find('\0') != std::string::npos)
-        return Error(400, "request path contains a NUL byte");
-      if (q != std::string_view::npos) ParseQuery(target.substr(q + 1), &out.query);
-      out.method = std::string(method);
+      if (auto error = ParseRequestLine(line, &out, &version_10)) return *error;
       continue;
     }
     if (line.empty()) break;  // the blank line that ends the head
@@ -223,7 +241,8 @@ std::variant<RequestHead, ParseError> ParseHead(std::string_view head,
       size_t n = 0;
       const auto [end, ec] =
           std::from_chars(value.data(), value.data() + value.size(), n);
-      if (value.empty() || ec != std::errc() || end != value.data() + value.size())
+      if (value.empty() || ec != std::errc() ||
+          end != value.data() + value.size())
         return Error(400, "malformed Content-Length: " + Excerpt(value));
       if (content_length && *content_length != n)
         return Error(400, "conflicting Content-Length headers");

@@ -14,7 +14,7 @@
 namespace lens::http {
 
 struct RequestLimits {
-  size_t request_line = 8 << 10;  // longer: 414
+  size_t request_line = 8 << 10;   // longer: 414
   size_t header_bytes = 16 << 10;  // header section after the request line: 431
   size_t header_count = 100;       // more header lines: 431
   size_t body = 1 << 20;           // a larger Content-Length: 413
