@@ -2,8 +2,9 @@
 # Runs every libFuzzer target of a build for a bounded time; fails on the first crash, leak,
 # sanitizer report or timeout.
 #   scripts/fuzz.sh [BUILD_DIR] [SECONDS_PER_TARGET]      (defaults: build-asan 60)
-# Seeds are cut from test/fixtures/training (a few lines each, behind a control byte); seeds,
-# corpus and crash artifacts live under BUILD_DIR/fuzz/, never in the source tree.
+# A target's seeds are fuzz/seeds/<target>/ when that exists (HTTP requests), otherwise cut from
+# test/fixtures/training (a few lines each, behind a control byte); generated seeds, corpora
+# and crash artifacts live under BUILD_DIR/fuzz/, never in the source tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-asan}
@@ -18,8 +19,8 @@ if [ ! -x "${targets[0]}" ]; then
 fi
 
 seeds="$fuzz_dir/seeds"
-rm -rf "$seeds" "$fuzz_dir/corpus"
-mkdir -p "$seeds" "$fuzz_dir/corpus" "$fuzz_dir/artifacts"
+rm -rf "$seeds" "$fuzz_dir"/corpus*
+mkdir -p "$seeds" "$fuzz_dir/artifacts"
 # The fuzzer reads byte 0 as its control byte (chunk size, options): vary it across seeds.
 control=1
 for f in "$fixtures"/*.log "$fixtures"/*.jsonl; do
@@ -38,10 +39,14 @@ for target in "${targets[@]}"; do
   name=$(basename "$target")
   dict=()
   [ -f "fuzz/${name%_fuzzer}.dict" ] && dict=("-dict=fuzz/${name%_fuzzer}.dict")
-  echo "fuzz.sh: $name for ${seconds}s ($(ls "$seeds" | wc -l) seeds)"
+  target_seeds=$seeds
+  [ -d "fuzz/seeds/$name" ] && target_seeds="fuzz/seeds/$name"
+  corpus="$fuzz_dir/corpus-$name"
+  mkdir -p "$corpus"
+  echo "fuzz.sh: $name for ${seconds}s ($(ls "$target_seeds" | wc -l) seeds)"
   "$target" "${dict[@]}" -max_total_time="$seconds" -max_len=16384 -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$fuzz_dir/artifacts/$name-" \
-    "$fuzz_dir/corpus" "$seeds" 2>"$fuzz_dir/$name.log" || {
+    "$corpus" "$target_seeds" 2>"$fuzz_dir/$name.log" || {
       tail -n 60 "$fuzz_dir/$name.log" >&2
       echo "fuzz.sh: $name FAILED; reproducer(s): $(ls "$fuzz_dir/artifacts/$name-"* 2>/dev/null)" >&2
       exit 1

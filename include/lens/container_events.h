@@ -101,6 +101,15 @@ struct LENS_EXPORT ContainerEventServerOptions {
   // Messages from all streams are written in batches of at most this many,
   // one transaction per table, before they are acked.
   size_t max_batch = 1000;
+  // Listener limits (docs/containers.md): at most max_streams streams at once
+  // (one per node agent, each holding two threads; more get
+  // RESOURCE_EXHAUSTED), 4 per connection; a
+  // connection must finish its TLS/HTTP2 handshake within handshake_timeout;
+  // request metadata is capped at 16 KiB; a connection without streams is
+  // closed after 5 minutes; clients pinging more often than every 10 s
+  // without data are disconnected (GOAWAY too_many_pings).
+  int max_streams = 2048;
+  std::chrono::milliseconds handshake_timeout{10000};
 };
 
 // Counters of a server. Plain value.

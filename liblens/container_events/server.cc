@@ -27,9 +27,9 @@
 #include "container_events/agent_stream.h"
 #include "container_events/batch_writer.h"
 #include "container_events/server_metrics.h"
-#include "core/constant_time.h"
 #include "core/kernel_file.h"
 #include "http/listen_address.h"
+#include "http/wire.h"
 #include "lens/container_events.h"
 #include "lens/log.h"
 #include "lens/v1/container_events.grpc.pb.h"
@@ -58,20 +58,30 @@ StatusOr<std::string> GrpcAddress(std::string_view listen) {
   return host + ":" + std::to_string(a->port);
 }
 
-void SetServerOptions(size_t max_message_bytes, grpc::ServerBuilder* b) {
+void SetServerOptions(const ContainerEventServerOptions& o,
+                      grpc::ServerBuilder* b) {
   b->SetMaxReceiveMessageSize(
-      static_cast<int>(std::min<size_t>(max_message_bytes, INT_MAX)));
+      static_cast<int>(std::min<size_t>(o.max_message_bytes, INT_MAX)));
   // A port in use must fail, not be shared with another process.
   b->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // Find agents that vanished without closing (node lost), and let agents
-  // keep their idle stream alive with pings every 10 s or more.
+  // keep their idle stream alive with pings every 10 s or more; a client
+  // pinging faster is disconnected after two strikes.
   b->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60000);
   b->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
   b->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
                         10000);
+  b->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
   b->AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   // Idle streams carry no data for hours; keepalive pings must not stop.
   b->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // Bounds on what a client can hold without sending anything useful.
+  b->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 4);
+  b->AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, 16 << 10);
+  b->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 5 * 60 * 1000);
+  b->AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                        static_cast<int>(std::min<int64_t>(
+                            o.handshake_timeout.count(), INT_MAX)));
 }
 
 }  // namespace
@@ -111,7 +121,7 @@ class ContainerEventServer::Impl final : public v1::ContainerEvents::Service {
  private:
   StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() const;
   bool Authorized(const grpc::ServerContext& ctx) const;
-  bool Register(const std::shared_ptr<AgentStreamState>& s);
+  grpc::Status Register(const std::shared_ptr<AgentStreamState>& s);
   void Unregister(const std::shared_ptr<AgentStreamState>& s);
   grpc::Status Serve(grpc::ServerContext* ctx, AgentStream* rw);
   // After the Hello: the ack thread's lifetime around Receive.
@@ -190,7 +200,7 @@ Status ContainerEventServer::Impl::Start() {
   int selected = 0;
   builder.AddListeningPort(address, creds, &selected);
   builder.RegisterService(this);
-  SetServerOptions(options_.max_message_bytes, &builder);
+  SetServerOptions(options_, &builder);
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || selected == 0) {
     server_.reset();
@@ -228,19 +238,24 @@ bool ContainerEventServer::Impl::Authorized(
   const auto& md = ctx.client_metadata();
   const auto it = md.find("authorization");
   if (it == md.end()) return false;
-  constexpr std::string_view kBearer = "Bearer ";
-  const std::string_view got(it->second.data(), it->second.size());
-  return got.size() > kBearer.size() &&
-         got.substr(0, kBearer.size()) == kBearer &&
-         ConstantTimeEquals(got.substr(kBearer.size()), options_.bearer_token);
+  return http::Authorized(
+      std::string_view(it->second.data(), it->second.size()),
+      options_.bearer_token);
 }
 
-bool ContainerEventServer::Impl::Register(
+grpc::Status ContainerEventServer::Impl::Register(
     const std::shared_ptr<AgentStreamState>& s) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (stopping_) return false;
+  if (stopping_)
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "lens-jobs is stopping");
+  if (static_cast<int>(streams_.size()) >= options_.max_streams) {
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        "lens-jobs serves at most " +
+                            std::to_string(options_.max_streams) +
+                            " agent streams at once");
+  }
   streams_.insert(s);
-  return true;
+  return grpc::Status::OK;
 }
 
 void ContainerEventServer::Impl::Unregister(
@@ -257,9 +272,7 @@ grpc::Status ContainerEventServer::Impl::Serve(grpc::ServerContext* ctx,
                         "missing or wrong bearer token");
   }
   auto state = std::make_shared<AgentStreamState>(ctx);
-  if (!Register(state)) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "lens-jobs is stopping");
-  }
+  if (grpc::Status st = Register(state); !st.ok()) return st;
   struct Unregistered {
     Impl* impl;
     std::shared_ptr<AgentStreamState> s;
