@@ -15,100 +15,107 @@ constexpr F kNone = F::kCount;
 // docs/training-log-schema.md.
 constexpr FieldSpec kSpecs[] = {
     // Megatron-LM / Megatron-DeepSpeed / Primus
-    {"consumed samples", K::kScalar, F::kConsumedSamples, kNone, 1},
-    {"consumed tokens", K::kScalar, F::kConsumedTokens, kNone, 1},
+    {"consumed samples", K::kScalar, F::kConsumedSamples, kNone, 0},
+    {"consumed tokens", K::kScalar, F::kConsumedTokens, kNone, 0},
     {"elapsed time per iteration ms", K::kPair, F::kElapsedMs, F::kElapsedMsAvg,
-     1},
+     0},
     {"elapsed time per iteration s", K::kPair, F::kElapsedMs, F::kElapsedMsAvg,
-     1000},
-    {"learning rate", K::kScalar, F::kLearningRate, kNone, 1},
-    {"global batch size", K::kScalar, F::kGlobalBatchSize, kNone, 1},
-    {"lm loss", K::kScalar, F::kLoss, kNone, 1},
-    {"loss scale", K::kScalar, F::kLossScale, kNone, 1},
-    {"grad norm", K::kScalar, F::kGradNorm, kNone, 1},
-    {"params norm", K::kScalar, F::kParamsNorm, kNone, 1},
-    {"num zeros", K::kScalar, F::kNumZeros, kNone, 1},
+     3},
+    {"learning rate", K::kScalar, F::kLearningRate, kNone, 0},
+    {"global batch size", K::kScalar, F::kGlobalBatchSize, kNone, 0},
+    {"lm loss", K::kScalar, F::kLoss, kNone, 0},
+    {"loss scale", K::kScalar, F::kLossScale, kNone, 0},
+    {"grad norm", K::kScalar, F::kGradNorm, kNone, 0},
+    {"params norm", K::kScalar, F::kParamsNorm, kNone, 0},
+    {"num zeros", K::kScalar, F::kNumZeros, kNone, 0},
     {"number of skipped iterations", K::kScalar, F::kSkippedIterations, kNone,
-     1},
-    {"number of nan iterations", K::kScalar, F::kNanIterations, kNone, 1},
+     0},
+    {"number of nan iterations", K::kScalar, F::kNanIterations, kNone, 0},
     {"throughput per gpu tflop/s/gpu", K::kPair, F::kTflopsPerGpu,
-     F::kTflopsPerGpuAvg, 1},
-    {"tflops", K::kScalar, F::kTflopsPerGpu, kNone, 1},
-    {"lm tflops", K::kScalar, F::kTflopsPerGpu, kNone, 1},
+     F::kTflopsPerGpuAvg, 0},
+    {"tflops", K::kScalar, F::kTflopsPerGpu, kNone, 0},
+    {"lm tflops", K::kScalar, F::kTflopsPerGpu, kNone, 0},
     {"tokens per gpu tokens/s/gpu", K::kPair, F::kTokensPerSPerGpu,
-     F::kTokensPerSPerGpuAvg, 1},
+     F::kTokensPerSPerGpuAvg, 0},
     {"tokens per gpu per second tgs", K::kScalar, F::kTokensPerSPerGpu, kNone,
-     1},
-    {"samples per second", K::kScalar, F::kSamplesPerS, kNone, 1},
-    {"actual seqlen", K::kScalar, F::kActualSeqlen, kNone, 1},
+     0},
+    {"samples per second", K::kScalar, F::kSamplesPerS, kNone, 0},
+    {"actual seqlen", K::kScalar, F::kActualSeqlen, kNone, 0},
     {"hip mem usage/free/total/usage ratio", K::kMemQuad, F::kMemUsedGb, kNone,
-     1},
+     0},
     {"rocm mem usage/free/total/usage ratio", K::kMemQuad, F::kMemUsedGb, kNone,
-     1},
-    {"mem usages", K::kScalar, F::kMemUsageRatio, kNone, 1},
+     0},
+    {"mem usages", K::kScalar, F::kMemUsageRatio, kNone, 0},
     // Primus 2026 (print_rank_last patch): "compute per GPU (TFLOP/s/GPU):
     // X (avg Y)", "tokens/s/GPU inst/harmonic mean: X/Y", and the rank with
     // the most memory, whose "rank-N " prefix the Megatron parser moves into
     // kMaxMemRank before the lookup.
     {"compute per gpu tflop/s/gpu", K::kPair, F::kTflopsPerGpu,
-     F::kTflopsPerGpuAvg, 1},
+     F::kTflopsPerGpuAvg, 0},
     {"tokens/s/gpu inst/harmonic mean", K::kPair, F::kTokensPerSPerGpu,
-     F::kTokensPerSPerGpuAvg, 1},
+     F::kTokensPerSPerGpuAvg, 0},
     {"max mem usage/usage ratio", K::kPair, F::kMaxMemUsedGb,
-     F::kMaxMemUsageRatio, 1},
+     F::kMaxMemUsageRatio, 0},
     {"rocm max mem usage/usage ratio", K::kPair, F::kMaxMemUsedGb,
-     F::kMaxMemUsageRatio, 1},
-    {"iteration", K::kIgnore, kNone, kNone, 1},
+     F::kMaxMemUsageRatio, 0},
+    {"iteration", K::kIgnore, kNone, kNone, 0},
     // NeMo 2 / Lightning
-    {"reduced train loss", K::kScalar, F::kLoss, kNone, 1},
-    {"train step timing in s", K::kScalar, F::kElapsedMs, kNone, 1000},
-    {"lr", K::kScalar, F::kLearningRate, kNone, 1},
-    {"global step", K::kIteration, kNone, kNone, 1},
-    {"tflops per gpu", K::kScalar, F::kTflopsPerGpu, kNone, 1},
+    {"reduced train loss", K::kScalar, F::kLoss, kNone, 0},
+    {"train step timing in s", K::kScalar, F::kElapsedMs, kNone, 3},
+    {"lr", K::kScalar, F::kLearningRate, kNone, 0},
+    {"global step", K::kIteration, kNone, kNone, 0},
+    {"tflops per gpu", K::kScalar, F::kTflopsPerGpu, kNone, 0},
     // TorchTitan
-    {"step", K::kIteration, kNone, kNone, 1},
-    {"loss", K::kScalar, F::kLoss, kNone, 1},
-    {"memory", K::kMemPercent, F::kMemUsedGb, F::kMemUsageRatio, 1},
-    {"tps", K::kScalar, F::kTokensPerSPerGpu, kNone, 1},
-    {"mfu", K::kScalar, F::kMfu, kNone, 1},
+    {"step", K::kIteration, kNone, kNone, 0},
+    {"loss", K::kScalar, F::kLoss, kNone, 0},
+    {"memory", K::kMemPercent, F::kMemUsedGb, F::kMemUsageRatio, 0},
+    {"tps", K::kScalar, F::kTokensPerSPerGpu, kNone, 0},
+    {"mfu", K::kScalar, F::kMfu, kNone, 0},
     // Hugging Face Trainer
-    {"epoch", K::kEpoch, F::kEpoch, kNone, 1},
-    {"num input tokens seen", K::kScalar, F::kConsumedTokens, kNone, 1},
+    {"epoch", K::kEpoch, F::kEpoch, kNone, 0},
+    {"num input tokens seen", K::kScalar, F::kConsumedTokens, kNone, 0},
     // DeepSpeed
-    {"skipped", K::kScalar, F::kSkippedIterations, kNone, 1},
-    {"currsamplespersec", K::kScalar, F::kSamplesPerS, kNone, 1},
-    {"memallocated", K::kScalar, F::kMemUsedGb, kNone, 1},
-    {"maxmemallocated", K::kScalar, F::kMemMaxAllocatedGb, kNone, 1},
-    {"mom", K::kIgnore, kNone, kNone, 1},
-    {"iter time s", K::kScalar, F::kElapsedMs, kNone, 1000},
-    {"samples/sec", K::kScalar, F::kSamplesPerS, kNone, 1},
+    {"skipped", K::kScalar, F::kSkippedIterations, kNone, 0},
+    {"currsamplespersec", K::kScalar, F::kSamplesPerS, kNone, 0},
+    {"memallocated", K::kScalar, F::kMemUsedGb, kNone, 0},
+    {"maxmemallocated", K::kScalar, F::kMemMaxAllocatedGb, kNone, 0},
+    {"mom", K::kIgnore, kNone, kNone, 0},
+    {"iter time s", K::kScalar, F::kElapsedMs, kNone, 3},
+    {"samples/sec", K::kScalar, F::kSamplesPerS, kNone, 0},
 };
 
 constexpr bool IsRatio(F f) {
   return f == F::kMfu || f == F::kMemUsageRatio || f == F::kMaxMemUsageRatio;
 }
 
-// Scale for a printed unit: memory to GB, time to the field's base.
-double UnitScale(F f, std::string_view unit) {
-  if (unit.empty()) return 1;
-  if (unit == "%") return IsRatio(f) ? 0.01 : 1;
+// Scale for a printed unit: memory to GB (binary factors, exact in a double),
+// time to the field's base and percent to a ratio (powers of ten, applied to
+// the printed decimal).
+struct UnitScale {
+  double factor = 1;
+  int pow10 = 0;
+};
+UnitScale ScaleFor(F f, std::string_view unit) {
+  if (unit.empty()) return {};
+  if (unit == "%") return IsRatio(f) ? UnitScale{1, -2} : UnitScale{};
   if (f == F::kMemUsedGb || f == F::kMemFreeGb || f == F::kMemTotalGb ||
       f == F::kMemMaxAllocatedGb || f == F::kMaxMemUsedGb) {
-    if (unit == "MB" || unit == "MiB") return 1.0 / 1024;
-    if (unit == "TB" || unit == "TiB") return 1024;
-    if (unit == "KB" || unit == "KiB") return 1.0 / (1024 * 1024);
-    return 1;
+    if (unit == "MB" || unit == "MiB") return {1.0 / 1024, 0};
+    if (unit == "TB" || unit == "TiB") return {1024, 0};
+    if (unit == "KB" || unit == "KiB") return {1.0 / (1024 * 1024), 0};
+    return {};
   }
   if (f == F::kElapsedMs) {
-    if (unit == "s") return 1000;
-    if (unit == "us") return 0.001;
+    if (unit == "s") return {1, 3};
+    if (unit == "us") return {1, -3};
   }
-  return 1;
+  return {};
 }
 
-void SetScaled(IterationRecord* r, F f, double v, std::string_view unit,
-               double scale) {
-  r->Set(f, v * scale * UnitScale(f, unit));
+// `pow10` of the spec (1000: seconds to ms) and of the unit.
+void SetScaled(IterationRecord* r, F f, const Value& v, int i, int pow10) {
+  const UnitScale u = ScaleFor(f, v.unit[i]);
+  r->Set(f, ShiftDecimal(v.text[i], v.num[i], pow10 + u.pow10) * u.factor);
 }
 
 }  // namespace
@@ -159,27 +166,25 @@ const FieldSpec* LookupField(std::string_view key) {
 bool ApplyField(const FieldSpec& spec, const Value& v, IterationRecord* r) {
   switch (spec.kind) {
     case K::kScalar:
-      SetScaled(r, spec.field, v.num[0], v.unit[0], spec.scale);
+      SetScaled(r, spec.field, v, 0, spec.pow10);
       return true;
     case K::kPair:
-      SetScaled(r, spec.field, v.num[0], v.unit[0], spec.scale);
-      if (v.count >= 2)
-        SetScaled(r, spec.second_field, v.num[1], v.unit[1], spec.scale);
+      SetScaled(r, spec.field, v, 0, spec.pow10);
+      if (v.count >= 2) SetScaled(r, spec.second_field, v, 1, spec.pow10);
       return true;
     case K::kMemQuad: {
       if (v.count != 4) return false;
       constexpr F kQuad[] = {F::kMemUsedGb, F::kMemFreeGb, F::kMemTotalGb,
                              F::kMemUsageRatio};
-      for (int i = 0; i < 4; ++i)
-        SetScaled(r, kQuad[i], v.num[i], v.unit[i], 1);
+      for (int i = 0; i < 4; ++i) SetScaled(r, kQuad[i], v, i, 0);
       // A ratio printed without '%' is already 0..1 only if it is <= 1.
       if (v.unit[3].empty() && v.num[3] > 1)
-        r->Set(F::kMemUsageRatio, v.num[3] / 100);
+        r->Set(F::kMemUsageRatio, ShiftDecimal(v.text[3], v.num[3], -2));
       return true;
     }
     case K::kMemPercent:
-      SetScaled(r, spec.field, v.num[0], v.unit[0], 1);
-      if (v.count >= 2) SetScaled(r, spec.second_field, v.num[1], v.unit[1], 1);
+      SetScaled(r, spec.field, v, 0, 0);
+      if (v.count >= 2) SetScaled(r, spec.second_field, v, 1, 0);
       return true;
     case K::kEpoch:
       r->Set(F::kEpoch, v.num[0]);

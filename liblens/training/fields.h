@@ -21,9 +21,9 @@ std::string_view NormalizeKey(std::string_view key, std::string* out);
 
 // What the parser does with a known key.
 enum class FieldKind : uint8_t {
-  kScalar,      // first number -> field (x scale; '%' -> /100 for ratio fields)
-  kPair,        // "X/Y" -> field, second_field
-  kMemQuad,     // "usedGB/freeGB/totalGB/ratio%"
+  kScalar,   // first number -> field (x 10^pow10; '%' -> /100 for ratio fields)
+  kPair,     // "X/Y" -> field, second_field
+  kMemQuad,  // "usedGB/freeGB/totalGB/ratio%"
   kMemPercent,  // "usedGiB(ratio%)"
   kIteration,   // the step number itself (global_step, step)
   kEpoch,       // epoch number
@@ -35,7 +35,7 @@ struct FieldSpec {
   FieldKind kind;
   IterationField field;
   IterationField second_field;
-  double scale;  // multiply the value (e.g. 1000 for seconds -> ms)
+  int pow10;  // shift the printed decimal (3: seconds -> ms)
 };
 
 // The spec for a normalised key, or nullptr for an unknown key.

@@ -47,12 +47,12 @@ bool IsWordChar(char c) {
 // value from_chars would give. Accepts from_chars' syntax ("1.", ".5",
 // "2.5E-05"; an 'e' without digits ends the number). Returns the length, or 0
 // to leave the string to from_chars.
-size_t ParseSimpleDecimal(std::string_view s, double* out) {
+size_t ParseSimpleDecimal(std::string_view s, double* out, int shift = 0) {
   static constexpr double kPow10[] = {
       1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   uint64_t mantissa = 0;
-  int digits = 0, exp10 = 0;
+  int digits = 0, exp10 = shift;
   size_t i = 0;
   bool any = false;
   while (i < s.size() && IsDigit(s[i])) {
@@ -186,6 +186,20 @@ size_t ParseNumber(std::string_view s, double* out, bool allow_grouping) {
   return i + static_cast<size_t>(ptr - rest.data());
 }
 
+double ShiftDecimal(std::string_view text, double value, int pow10) {
+  if (pow10 == 0) return value;
+  const bool negative = !text.empty() && text[0] == '-';
+  if (!text.empty() && (text[0] == '-' || text[0] == '+'))
+    text.remove_prefix(1);
+  double shifted = 0;
+  if (const size_t n = ParseSimpleDecimal(text, &shifted, pow10);
+      n > 0 && n == text.size()) {
+    return negative ? -shifted : shifted;
+  }
+  return pow10 > 0 ? value * std::pow(10.0, pow10)
+                   : value / std::pow(10.0, -pow10);
+}
+
 bool ParseValue(std::string_view s, Value* v, bool allow_grouping) {
   s = TrimBlanks(s);
   v->count = 0;
@@ -202,6 +216,7 @@ bool ParseValue(std::string_view s, Value* v, bool allow_grouping) {
       ++i;
     }
     v->num[v->count] = num;
+    v->text[v->count] = s.substr(unit_start - n, n);
     v->unit[v->count] = s.substr(unit_start, i - unit_start);
     ++v->count;
     if (i == s.size()) return true;

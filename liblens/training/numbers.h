@@ -22,6 +22,7 @@ size_t ParseNumber(std::string_view s, double* out,
 struct Value {
   static constexpr int kMax = 4;
   double num[kMax] = {};
+  std::string_view text[kMax];  // each number as printed
   std::string_view unit[kMax];
   int count = 0;
 };
@@ -29,6 +30,12 @@ struct Value {
 // Parses a whole value (leading/trailing blanks allowed). Returns false when
 // `s` is not a value (text, a list, trailing garbage).
 bool ParseValue(std::string_view s, Value* v, bool allow_grouping = false);
+
+// value x 10^pow10, computed from the number as printed (`text`) where it is a
+// plain decimal, so the result is the double nearest the shifted decimal:
+// 89.95% is 0.8995, not 89.95 * 0.01 = 0.8995000000000001. Falls back to
+// arithmetic on `value` (grouped digits, more than 15 significant digits).
+double ShiftDecimal(std::string_view text, double value, int pow10);
 
 // Parses a non-negative decimal integer at the start of s; returns bytes
 // consumed (0: none).

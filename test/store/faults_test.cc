@@ -2,6 +2,7 @@
 // SQLite writer killed with SIGKILL in the middle of its transactions.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -157,6 +158,43 @@ TEST(StoreFaults, SqliteOpenWaitsForAWriteLockHeldElsewhere_sqlite) {
   auto schema = (*store)->GetSchemaStatus();
   ASSERT_TRUE(schema.ok()) << schema.status();
   EXPECT_EQ(schema->current_version, schema->latest_version);
+}
+
+// A database in a directory the process cannot write: the error says that,
+// not only SQLite's "unable to open database file". As root (where
+// permissions do not apply) the check runs in a child that drops to nobody.
+TEST(StoreFaults, SqliteInAReadOnlyDirectorySaysSo_sqlite) {
+  const std::string dir =
+      ::testing::TempDir() + "/lens-ro-" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0555), 0);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0))
+      ::_exit(3);
+    auto store = Store::Open("sqlite://" + dir + "/lens.db");
+    const std::string message =
+        store.ok() ? "opened" : store.status().ToString();
+    (void)!::write(fds[1], message.data(), message.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string message;
+  char buf[512];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0)
+    message.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::rmdir(dir.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "child: " << status;
+  EXPECT_NE(message.find("directory " + dir + " is not writable"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace lens::test

@@ -144,6 +144,8 @@ TEST(MegatronFormatTest, PrimusPairsAndMemoryQuad) {
   EXPECT_DOUBLE_EQ(Get(rec, F::kMemFreeGb), 2.60);
   EXPECT_DOUBLE_EQ(Get(rec, F::kMemTotalGb), 255.98);
   EXPECT_NEAR(Get(rec, F::kMemUsageRatio), 0.9898, 1e-12);
+  // Exactly the printed decimal, so JSON output reads 0.9898.
+  EXPECT_EQ(Get(rec, F::kMemUsageRatio), 0.9898);
   EXPECT_FALSE(rec.Has(F::kNumZeros));
 }
 

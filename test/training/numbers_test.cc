@@ -52,6 +52,24 @@ TEST(ParseNumberTest, FastPathMatchesFromCharsBitForBit) {
   }
 }
 
+// Percent and seconds shift the printed decimal, so JSON shows what the log
+// printed: 89.95% is 0.8995 (89.95 * 0.01 would be 0.8995000000000001).
+TEST(ShiftDecimalTest, GivesTheDoubleNearestTheShiftedDecimal) {
+  EXPECT_NE(89.95 * 0.01, 0.8995);  // why the shift exists
+  EXPECT_EQ(ShiftDecimal("89.95", 89.95, -2), 0.8995);
+  EXPECT_EQ(ShiftDecimal("98.98", 98.98, -2), 0.9898);
+  volatile double seconds = 1.005;  // no constant folding
+  EXPECT_NE(seconds * 1000, 1005.0);
+  EXPECT_EQ(ShiftDecimal("1.005", 1.005, 3), 1005.0);
+  EXPECT_EQ(ShiftDecimal("-2.5E-01", -0.25, 2), -25.0);
+  EXPECT_EQ(ShiftDecimal("+7", 7, -3), 0.007);
+  EXPECT_EQ(ShiftDecimal("3.3", 3.3, 0), 3.3);
+  // Not a plain decimal (grouping, too many digits): arithmetic on the value.
+  EXPECT_DOUBLE_EQ(ShiftDecimal("1,234.5", 1234.5, -2), 12.345);
+  EXPECT_DOUBLE_EQ(ShiftDecimal("0.12345678901234567", 0.12345678901234567, 2),
+                   12.345678901234567);
+}
+
 TEST(ParseNumberTest, ParsesNanAndInfinityInAnyCase) {
   EXPECT_TRUE(std::isnan(Num("nan")));
   EXPECT_TRUE(std::isnan(Num("NaN")));

@@ -209,6 +209,27 @@ TEST(LensCliBytesTest, JsonOutputIsValidUtf8WhateverTheLogHolds) {
   std::remove(path.c_str());
 }
 
+// Numbers in JSON are the shortest form of what the log printed: a percent
+// becomes 0.8995, not 0.8995000000000001; 1.005 s becomes 1005 ms, not
+// 1004.9999999999999.
+TEST(LensCliBytesTest, JsonNumbersAreThePrintedDecimals) {
+  const std::string path = ::testing::TempDir() + "/lens-decimals-" +
+                           std::to_string(::getpid()) + ".log";
+  {
+    std::ofstream out(path);
+    out << " iteration        1/      10 | train step timing in s: 1.005 | "
+           "rocm mem usage/free/total/usage_ratio: "
+           "253.38GB/2.60GB/255.98GB/89.95% | lm loss: 9.5E+00 |\n";
+  }
+  auto [code, out] = RunCliStatus("parse-log --format jsonl " + path);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("0.8995"), std::string::npos) << out;
+  EXPECT_EQ(out.find("0.8995000"), std::string::npos) << out;
+  EXPECT_NE(out.find(":1005"), std::string::npos) << out;
+  EXPECT_EQ(out.find("1004.99"), std::string::npos) << out;
+  std::remove(path.c_str());
+}
+
 INSTANTIATE_TEST_SUITE_P(Training, ParseLogCliTest,
                          ::testing::Values("alcf_resumed_2025.log",
                                            "polaris_2024.log",

@@ -2,10 +2,15 @@
 
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <thread>
 #include <unordered_map>
 
@@ -43,6 +48,30 @@ StatusCode CodeFor(int rc) {
     default:
       return StatusCode::kInternal;
   }
+}
+
+// Why SQLite could not open or set up `path`, in words: it needs to create
+// the file and its -wal and -shm files in the directory. Empty when nothing
+// is visibly wrong.
+std::string WhyCannotOpen(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::exists(dir, ec))
+    return "directory " + dir.string() + " does not exist";
+  if (fs::is_directory(path, ec)) return path + " is a directory";
+  struct statvfs vfs {};
+  if (::statvfs(dir.c_str(), &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+    return "directory " + dir.string() + " is on a read-only file system";
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return "directory " + dir.string() + " is not writable (" +
+           std::strerror(errno) +
+           "); SQLite creates the database and its -wal and -shm files there";
+  }
+  if (fs::exists(path, ec) && ::access(path.c_str(), R_OK | W_OK) != 0)
+    return path + " is read-only (" + std::string(std::strerror(errno)) + ")";
+  return "";
 }
 
 // "$12" -> "?12": one placeholder syntax for both engines (db.h). When the
@@ -236,10 +265,12 @@ class SqliteConnector final : public Connector {
         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
         nullptr);
     if (rc != SQLITE_OK) {
-      Status st(CodeFor(rc), target() + ": cannot open: " +
-                                 (db ? sqlite3_errmsg(db) : "out of memory"));
+      std::string message = target() + ": cannot open: " +
+                            (db ? sqlite3_errmsg(db) : "out of memory");
+      if (const std::string why = WhyCannotOpen(options_.path); !why.empty())
+        message += " (" + why + ")";
       sqlite3_close_v2(db);
-      return st;
+      return Status(CodeFor(rc), message);
     }
     auto conn = std::make_unique<SqliteConn>(db, target());
     sqlite3_busy_timeout(db, static_cast<int>(options_.busy_timeout.count()));
@@ -261,7 +292,9 @@ class SqliteConnector final : public Connector {
       if (st.ok()) break;
       if (st.code() != StatusCode::kUnavailable ||
           std::chrono::steady_clock::now() >= deadline) {
-        return st;
+        const std::string why = WhyCannotOpen(options_.path);
+        return why.empty() ? st
+                           : Status(st.code(), st.message() + " (" + why + ")");
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
