@@ -35,7 +35,9 @@ inline int UsageExit(CLI::App& app, const CLI::ParseError& e,
   if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr &&
       !at->get_subcommands({}).empty() &&
       what.find("subcommand") != std::string::npos) {
-    const std::vector<std::string> extra = app.remaining();
+    // "lens db bogus": the unknown word stays with the command it follows.
+    std::vector<std::string> extra = at->remaining();
+    if (extra.empty()) extra = app.remaining();
     what = extra.empty() ? "a command is required: " + SubcommandNames(*at)
                          : "unknown command \"" + extra.front() +
                                "\"; commands: " + SubcommandNames(*at);
@@ -44,8 +46,14 @@ inline int UsageExit(CLI::App& app, const CLI::ParseError& e,
              app.get_subcommands().empty()) {
     what = "unknown command (" + what + "); commands: " + SubcommandNames(app);
   }
+  // Name the command: "lens db: ...".
+  std::string where = program;
+  for (CLI::App* c = &app; !c->get_subcommands().empty();) {
+    c = c->get_subcommands().front();
+    where += " " + c->get_name();
+  }
   std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n",
-               program, what.c_str());
+               where.c_str(), what.c_str());
   return 2;
 }
 

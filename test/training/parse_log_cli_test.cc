@@ -133,6 +133,12 @@ TEST(LensCliExitTest, UsageErrorsExit2NamingTheChoices) {
   std::tie(code, out) = RunCliStatus("db");
   EXPECT_EQ(code, 2) << out;
   EXPECT_NE(out.find("migrate, status"), std::string::npos) << out;
+  std::tie(code, out) = RunCliStatus("db bogus");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("lens db: unknown command \"bogus\"; commands: migrate, "
+                     "status"),
+            std::string::npos)
+      << out;
   std::tie(code, out) = RunCliStatus("probe --sysfs-root /nonexistent/sys");
   EXPECT_EQ(code, 2) << out;
   EXPECT_NE(out.find("/nonexistent/sys"), std::string::npos) << out;
