@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -61,6 +62,7 @@ class DaemonAttacksTest : public ::testing::Test {
     test::HttpTarget health;
     health.port = port_;
     health.metrics_path = "/healthz";
+    health.tls = tls_;
     for (int i = 0; i < 200; ++i) {
       if (test::ScrapeOnce(health).status == 200) return;
       int status;
@@ -75,8 +77,18 @@ class DaemonAttacksTest : public ::testing::Test {
            << test::ReadFile(dir_ + "/daemon.log");
   }
 
-  void Attack() {
+  // A self-signed certificate for 127.0.0.1 in dir_ (cert.pem, key.pem).
+  void MakeCertificate() {
+    const std::string cmd =
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
+        "-nodes -days 1 -subj /CN=127.0.0.1 -keyout " +
+        dir_ + "/key.pem -out " + dir_ + "/cert.pem >/dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << "openssl CLI (a test dependency)";
+  }
+
+  void Attack(bool tls = false) {
     test::HttpTarget target;
+    target.tls = tls;
     target.port = port_;
     target.token = kToken;
     target.pid = pid_;
@@ -90,6 +102,7 @@ class DaemonAttacksTest : public ::testing::Test {
   }
 
   std::string dir_;
+  bool tls_ = false;
   int port_ = 0;
   pid_t pid_ = -1;
 };
@@ -101,6 +114,19 @@ TEST_F(DaemonAttacksTest, LensNodeAgent) {
        host + "/proc", "--dev-root", host + "/dev", "--listen", listen(),
        "--interval", "1", "--no-nvml", "--bearer-token-file", dir_ + "/token"});
   Attack();
+}
+
+// Over TLS the suite adds half-open handshakes (and idle connections).
+TEST_F(DaemonAttacksTest, LensNodeAgentOverTls) {
+  MakeCertificate();
+  tls_ = true;
+  const std::string host =
+      std::string(LENS_FIXTURES_DIR) + "/hosts/mi300x-8x-mlx5";
+  Run({LENS_NODE_AGENT_BIN, "--sysfs-root", host + "/sys", "--procfs-root",
+       host + "/proc", "--dev-root", host + "/dev", "--listen", listen(),
+       "--interval", "1", "--no-nvml", "--bearer-token-file", dir_ + "/token",
+       "--tls-cert", dir_ + "/cert.pem", "--tls-key", dir_ + "/key.pem"});
+  Attack(/*tls=*/true);
 }
 
 TEST_F(DaemonAttacksTest, LensNetflow) {
