@@ -43,6 +43,11 @@ inline std::string SecondsToDuration(const std::string& text) {
   return std::to_string(static_cast<long long>(std::llround(s * 1000))) + "ms";
 }
 
+inline constexpr ConfigFlag kLoggingFlags[] = {
+    {"--log-level", "logging.level", ConfigFlag::kText,
+     "debug | info | warn | error"},
+};
+
 // The command line's config: --config FILE (defaults when absent), then the
 // flags, in the order given.
 struct ConfigFlags {

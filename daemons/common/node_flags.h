@@ -10,10 +10,6 @@ namespace lens::cli {
 
 using F = ConfigFlag;
 
-inline constexpr ConfigFlag kLoggingFlags[] = {
-    {"--log-level", "logging.level", F::kText, "debug | info | warn | error"},
-};
-
 // The node agent: probes, the node REST API and its port.
 inline constexpr ConfigFlag kNodeAgentFlags[] = {
     {"--sysfs-root", "nodeExporter.sysfsRoot", F::kText,

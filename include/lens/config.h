@@ -16,17 +16,24 @@
 //   netflow:                 # lens-netflow (docs/netflow.md)
 //     policyFile: /etc/lens/netflow-policy.yaml
 //
-// Sections of components not built yet (`database`, `jobs`,
-// `multiCluster`) are rejected as unknown keys until their option
-// structs are added here. To add a section: a struct with defaults and `Status
-// Validate() const`, a member in Config, a decoder in liblens/core/config.cc's
-// section table, and its env-overridable keys there.
+//   jobs:                    # lens-jobs (docs/containers.md)
+//     listenGrpc: 0.0.0.0:50051
+//   database:
+//     url: sqlite:///var/lib/lens/lens.db
 //
-// Precedence: built-in defaults < file < LENS_* environment variables (< daemon
-// flags, which daemons apply to the returned Config). The environment variable
-// of a key is "LENS_" plus its path in upper snake case: logging.level ->
+// Sections of components not built yet (`multiCluster`) are rejected as
+// unknown keys until their option structs are added here. To add a section:
+// a struct with defaults and `Status Validate() const`, a member in Config, a
+// decoder in liblens/core (config_<section>.cc) and its row in config.cc's
+// section table; every key of it can then be set from the environment.
+//
+// Precedence: built-in defaults < file < LENS_* environment variables <
+// daemon flags (ConfigLoadOptions::overrides). Every key has a variable:
+// "LENS_" plus its path in upper snake case: logging.level ->
 // LENS_LOGGING_LEVEL, metrics.compatNames -> LENS_METRICS_COMPAT_NAMES,
-// httpPort -> LENS_HTTP_PORT.
+// httpPort -> LENS_HTTP_PORT, jobs.listenGrpc -> LENS_JOBS_LISTEN_GRPC; one
+// exception, database.url -> LENS_STORE_URL (as `lens db` reads it). Values
+// from the environment are named in errors with passwords redacted.
 //
 // All functions here are thread-safe (they share no state); the structs are
 // plain values.
@@ -154,12 +161,44 @@ struct LENS_EXPORT NetflowOptions {
   Status Validate() const;
 };
 
+// `jobs:` section: lens-jobs (the container event server and the scheduled
+// jobs).
+struct LENS_EXPORT JobsOptions {
+  // `listenGrpc`: host:port of the container event server (node agents).
+  std::string listen_grpc = "0.0.0.0:50051";
+  // `listenHttp`: host:port of /metrics and /healthz.
+  std::string listen_http = "0.0.0.0:8993";
+  // `bearerTokenFile`: required from node agents and on every HTTP route but
+  // /healthz. `tlsCertFile`, `tlsKeyFile`: gRPC and HTTP over TLS.
+  std::string bearer_token_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // `maxAgentStreams`: node agents streaming at once (1..65536); more are
+  // refused with RESOURCE_EXHAUSTED.
+  int max_agent_streams = 2048;
+
+  // InvalidArgument naming the key.
+  Status Validate() const;
+};
+
+// `database:` section: the store of the cluster daemons and `lens db`.
+struct LENS_EXPORT DatabaseOptions {
+  // `url`: sqlite:///path.db or postgresql://user@host:5432/db (a password
+  // belongs in the environment: LENS_STORE_URL).
+  std::string url = "sqlite:///var/lib/lens/lens.db";
+
+  // InvalidArgument naming the key (never a password).
+  Status Validate() const;
+};
+
 // The whole configuration file. Plain value; copy freely.
 struct LENS_EXPORT Config {
   LoggingOptions logging;
   MetricsOptions metrics;
   NodeExporterOptions node_exporter;
   NetflowOptions netflow;
+  JobsOptions jobs;
+  DatabaseOptions database;
   // `httpPort`: the daemon's HTTP port, 1..65535; unset means the daemon's own
   // default.
   std::optional<int> http_port;

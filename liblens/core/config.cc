@@ -16,34 +16,19 @@
 #include <vector>
 
 #include "core/config_decode.h"
+#include "core/config_jobs.h"
 #include "core/config_netflow.h"
 #include "core/config_node_exporter.h"
+#include "core/redact.h"
 
 namespace lens {
 namespace {
 
-// Keys a LENS_* variable may override (paths as written in the file). Data, not
-// code: a new section appends its scalar keys here.
-constexpr std::string_view kEnvOverridable[] = {
-    "logging.level",
-    "logging.format",
-    "metrics.compatNames",
-    "metrics.listenAddress",
-    "httpPort",
-    "nodeExporter.sysfsRoot",
-    "nodeExporter.procfsRoot",
-    "nodeExporter.devRoot",
-    "nodeExporter.listenAddress",
-    "nodeExporter.interval",
-    "nodeExporter.kubeletUrl",
-    "netflow.listenAddress",
-    "netflow.interval",
-    "netflow.policyFile",
-};
-
-// logging.level -> LENS_LOGGING_LEVEL, metrics.compatNames ->
-// LENS_METRICS_COMPAT_NAMES.
+// "logging.level" -> "LENS_LOGGING_LEVEL", "metrics.compatNames" ->
+// "LENS_METRICS_COMPAT_NAMES"; database.url is LENS_STORE_URL, the name
+// `lens db` and the store have always read.
 std::string EnvVarName(std::string_view path) {
+  if (path == "database.url") return "LENS_STORE_URL";
   std::string out = "LENS_";
   for (char c : path) {
     if (c == '.') {
@@ -119,6 +104,11 @@ constexpr FieldRule<Config> kTopLevelRules[] = {
     {"netflow",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
         Config* out) { return DecodeNetflow(ctx, v, path, &out->netflow); }},
+    {"jobs", [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
+                Config* out) { return DecodeJobs(ctx, v, path, &out->jobs); }},
+    {"database",
+     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
+        Config* out) { return DecodeDatabase(ctx, v, path, &out->database); }},
     {"httpPort",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
         Config* out) {
@@ -126,6 +116,24 @@ constexpr FieldRule<Config> kTopLevelRules[] = {
        return OkStatus();
      }},
 };
+
+// Every key of every section, as "section.key" (and top-level scalars).
+std::vector<std::string> EnvOverridableKeys() {
+  std::vector<std::string> out;
+  auto add = [&out](std::string_view section,
+                    const std::vector<std::string_view>& keys) {
+    for (std::string_view k : keys)
+      out.push_back(std::string(section) + "." + std::string(k));
+  };
+  add("logging", KeysOf(kLoggingRules));
+  add("metrics", KeysOf(kMetricsRules));
+  add("nodeExporter", NodeExporterKeys());
+  add("netflow", NetflowKeys());
+  add("jobs", JobsKeys());
+  add("database", DatabaseKeys());
+  out.push_back("httpPort");
+  return out;
+}
 
 std::optional<std::string> ProcessGetenv(const std::string& name) {
   const char* value = std::getenv(name.c_str());
@@ -164,19 +172,21 @@ void SetOverride(YAML::Node& root, std::string_view path,
 // counts as unset (Kubernetes sets optional ones to "").
 Status ApplyOverrides(const ConfigLoadOptions& options, YAML::Node& root,
                       Ctx* ctx) {
-  for (std::string_view path : kEnvOverridable) {
+  for (const std::string& path : EnvOverridableKeys()) {
     const std::string name = EnvVarName(path);
     std::optional<std::string> value =
         options.getenv ? options.getenv(name) : ProcessGetenv(name);
     if (!value.has_value() || value->empty()) continue;
-    SetOverride(root, path, *value, name + "=" + *value, ctx);
+    SetOverride(root, path, *value, name + "=" + RedactCredentials(*value),
+                ctx);
   }
   for (const ConfigOverride& o : options.overrides) {
     if (o.path.empty() || o.path.find('.') != o.path.rfind('.')) {
       return InvalidArgumentError(o.origin + ": config key \"" + o.path +
                                   "\" is not section.key or key");
     }
-    SetOverride(root, o.path, o.value, o.origin + "=" + o.value, ctx);
+    SetOverride(root, o.path, o.value,
+                o.origin + "=" + RedactCredentials(o.value), ctx);
   }
   return OkStatus();
 }
@@ -235,6 +245,8 @@ Status Config::Validate() const {
   LENS_RETURN_IF_ERROR(metrics.Validate().WithContext("metrics"));
   LENS_RETURN_IF_ERROR(node_exporter.Validate().WithContext("nodeExporter"));
   LENS_RETURN_IF_ERROR(netflow.Validate().WithContext("netflow"));
+  LENS_RETURN_IF_ERROR(jobs.Validate().WithContext("jobs"));
+  LENS_RETURN_IF_ERROR(database.Validate().WithContext("database"));
   if (http_port.has_value())
     LENS_RETURN_IF_ERROR(ValidatePort(*http_port).WithContext("httpPort"));
   return OkStatus();

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lens/status.h"
 
@@ -141,6 +142,14 @@ struct FieldRule {
   Status (*decode)(const Ctx& ctx, const YAML::Node& value,
                    const std::string& path, S* out);
 };
+
+// The keys of a section's rules (each can be set from the environment).
+template <typename S, size_t N>
+std::vector<std::string_view> KeysOf(const FieldRule<S> (&rules)[N]) {
+  std::vector<std::string_view> out;
+  for (const FieldRule<S>& r : rules) out.push_back(r.key);
+  return out;
+}
 
 // Decodes a map node with `rules`; unknown and duplicate keys are errors. Null
 // keeps defaults.

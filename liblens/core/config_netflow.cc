@@ -61,6 +61,8 @@ Status DecodeNetflow(const Ctx& ctx, const YAML::Node& node,
   return DecodeMap<NetflowOptions>(ctx, node, path, kRules, out);
 }
 
+std::vector<std::string_view> NetflowKeys() { return KeysOf(kRules); }
+
 }  // namespace lens::config
 
 namespace lens {

@@ -2,6 +2,9 @@
 #ifndef LENS_CORE_CONFIG_NETFLOW_H_
 #define LENS_CORE_CONFIG_NETFLOW_H_
 
+#include <string_view>
+#include <vector>
+
 #include "core/config_decode.h"
 #include "lens/config.h"
 
@@ -9,6 +12,9 @@ namespace lens::config {
 
 Status DecodeNetflow(const Ctx& ctx, const YAML::Node& node,
                      const std::string& path, NetflowOptions* out);
+
+// The section's keys (each can be set from the environment).
+std::vector<std::string_view> NetflowKeys();
 
 }  // namespace lens::config
 

@@ -73,6 +73,8 @@ Status DecodeNodeExporter(const Ctx& ctx, const YAML::Node& node,
   return DecodeMap<NodeExporterOptions>(ctx, node, path, kRules, out);
 }
 
+std::vector<std::string_view> NodeExporterKeys() { return KeysOf(kRules); }
+
 }  // namespace lens::config
 
 namespace lens {

@@ -88,8 +88,10 @@ TEST(ConfigTest, EmptyFileAndNullSectionsGiveDefaults) {
 TEST(ConfigTest, UnknownKeysNameTheirPathAndLocation) {
   EXPECT_EQ(LoadError("logging:\n  levle: info\n"),
             "F:2:3: logging.levle: unknown key");
+  EXPECT_EQ(LoadError("httpPort: 80\nmultiCluster:\n  host: x\n"),
+            "F:2:1: multiCluster: unknown key");
   EXPECT_EQ(LoadError("httpPort: 80\ndatabase:\n  host: x\n"),
-            "F:2:1: database: unknown key");
+            "F:3:3: database.host: unknown key");
 }
 
 TEST(ConfigTest, WrongTypesNamePathExpectedTypeAndLocation) {
@@ -319,6 +321,63 @@ TEST(ConfigTest, NetflowSectionWithDefaultsAndLimits) {
             "F:2:3: netflow.polcyFile: unknown key");
   EXPECT_NE(LoadError("netflow:\n  interval: 50ms\n").find("at least 100ms"),
             std::string::npos);
+}
+
+TEST(ConfigTest, JobsAndDatabaseSections) {
+  auto defaults = ParseConfig("", "inline", WithEnv({}));
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->jobs.listen_grpc, "0.0.0.0:50051");
+  EXPECT_EQ(defaults->jobs.listen_http, "0.0.0.0:8993");
+  EXPECT_EQ(defaults->jobs.max_agent_streams, 2048);
+  EXPECT_EQ(defaults->database.url, "sqlite:///var/lib/lens/lens.db");
+  auto config = ParseConfig(
+      "jobs:\n  listenGrpc: 127.0.0.1:6000\n  maxAgentStreams: 10\n"
+      "  bearerTokenFile: /etc/lens/token\n"
+      "database:\n  url: postgresql://lens@db:5432/lens\n",
+      "inline",
+      WithEnv({{"LENS_JOBS_LISTEN_HTTP", "127.0.0.1:6001"},
+               {"LENS_STORE_URL", "postgresql://lens:pw@db2:5432/lens"}}));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->jobs.listen_grpc, "127.0.0.1:6000");
+  EXPECT_EQ(config->jobs.listen_http, "127.0.0.1:6001");
+  EXPECT_EQ(config->jobs.max_agent_streams, 10);
+  EXPECT_EQ(config->jobs.bearer_token_file, "/etc/lens/token");
+  EXPECT_EQ(config->database.url, "postgresql://lens:pw@db2:5432/lens");
+  EXPECT_EQ(LoadError("jobs:\n  maxAgentStreams: 0\n"),
+            "F:2:20: jobs.maxAgentStreams: must be in 1..65536, got 0");
+  EXPECT_EQ(LoadError("jobs:\n  tlsCertFile: /c.pem\n"),
+            "F: jobs: tlsCertFile and tlsKeyFile must be set together");
+  // A bad URL from the environment: named, its password never shown.
+  auto bad = ParseConfig(
+      "", "inline", WithEnv({{"LENS_STORE_URL", "mysql://u:hunter2@h/db"}}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "LENS_STORE_URL=mysql://u:***@h/db: database.url: "
+            "mysql://u:***@h/db is not sqlite:///path.db or "
+            "postgresql://user@host:5432/db");
+}
+
+// Every key of every section can come from the environment, not a chosen
+// few: a variable for each, checked by the same rules as the file.
+TEST(ConfigTest, EveryKeyHasAnEnvironmentVariable) {
+  auto config = ParseConfig(
+      "", "inline",
+      WithEnv({{"LENS_NODE_EXPORTER_AMD_SMI_PATH", "/opt/rocm/bin/amd-smi"},
+               {"LENS_NODE_EXPORTER_CONTAINERS", "false"},
+               {"LENS_NODE_EXPORTER_JOBS_ADDRESS", "lens-jobs:50051"},
+               {"LENS_NETFLOW_MAX_FLOWS", "2048"},
+               {"LENS_NETFLOW_TOP_REMOTE", "3"},
+               {"LENS_JOBS_MAX_AGENT_STREAMS", "7"},
+               {"LENS_JOBS_TLS_CERT_FILE", "/c.pem"},
+               {"LENS_JOBS_TLS_KEY_FILE", "/k.pem"}}));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->node_exporter.amd_smi_path, "/opt/rocm/bin/amd-smi");
+  EXPECT_FALSE(config->node_exporter.containers);
+  EXPECT_EQ(config->node_exporter.jobs_address, "lens-jobs:50051");
+  EXPECT_EQ(config->netflow.max_flows, 2048);
+  EXPECT_EQ(config->netflow.top_remote, 3);
+  EXPECT_EQ(config->jobs.max_agent_streams, 7);
+  EXPECT_EQ(config->jobs.tls_key_file, "/k.pem");
 }
 
 TEST(ConfigTest, ValidateChecksStructsBuiltInCode) {

@@ -1,0 +1,69 @@
+// lens-jobs composed once: the container event server (gRPC, the node agents
+// stream into the store) and /metrics and /healthz over HTTP, built from one
+// options struct and that struct from the config (`jobs:`, `database:`,
+// `logging:`).
+//
+//   auto config = lens::LoadConfig(path, {.overrides = flags});
+//   auto options = lens::JobsServiceOptionsFromConfig(*config);
+//   auto service = lens::JobsService::Start(*options);
+//   ...
+//   (*service)->Stop();
+#ifndef LENS_JOBS_SERVICE_H_
+#define LENS_JOBS_SERVICE_H_
+
+#include <memory>
+#include <string>
+
+#include "lens/config.h"
+#include "lens/container_events.h"
+#include "lens/export.h"
+#include "lens/http.h"
+#include "lens/status.h"
+
+namespace lens {
+
+// What a JobsService runs. Plain value.
+struct LENS_EXPORT JobsServiceOptions {
+  std::string database_url;  // Store::Open's URL
+  ContainerEventServerOptions events;
+  HttpServerOptions http;  // /metrics, /healthz
+
+  // InvalidArgument naming the field.
+  Status Validate() const;
+};
+
+// From the config's `jobs:` and `database:` sections. Reads the bearer token
+// file (errors name the key and the file, never the token).
+LENS_EXPORT StatusOr<JobsServiceOptions> JobsServiceOptionsFromConfig(
+    const Config& config);
+
+// The running service. Thread-safe.
+class LENS_EXPORT JobsService {
+ public:
+  // Opens the store (migrating it), starts the event server, then serves
+  // HTTP. Errors: InvalidArgument (options, TLS files), the store's errors
+  // (the URL named with its password redacted), Unavailable (cannot listen;
+  // names the address).
+  static StatusOr<std::unique_ptr<JobsService>> Start(
+      const JobsServiceOptions& options);
+  ~JobsService();  // stops
+  JobsService(const JobsService&) = delete;
+  JobsService& operator=(const JobsService&) = delete;
+
+  // Stops HTTP, then the event server (open streams end with UNAVAILABLE;
+  // queued messages are written). Idempotent.
+  void Stop();
+
+  int grpc_port() const;
+  std::string http_url() const;
+  std::string database() const;  // the store's target, password redacted
+
+ private:
+  JobsService();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lens
+
+#endif  // LENS_JOBS_SERVICE_H_

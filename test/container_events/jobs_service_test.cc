@@ -1,0 +1,105 @@
+// lens-jobs as a library: options from the config, then the store, the event
+// server and the HTTP routes started together and stopped together.
+#include "lens/jobs_service.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "test_agent.h"
+
+namespace lens {
+namespace {
+
+namespace fs = std::filesystem;
+
+class JobsServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("lens-jobs-service-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "token") << "jobs-token\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  Config MakeConfig() const {
+    Config c;
+    c.jobs.listen_grpc = "127.0.0.1:0";
+    c.jobs.listen_http = "127.0.0.1:0";
+    c.jobs.bearer_token_file = (dir_ / "token").string();
+    c.database.url = "sqlite://" + (dir_ / "lens.db").string();
+    return c;
+  }
+  fs::path dir_;
+};
+
+TEST_F(JobsServiceTest, OptionsComeFromTheJobsAndDatabaseSections) {
+  Config config = MakeConfig();
+  config.jobs.max_agent_streams = 5;
+  auto options = JobsServiceOptionsFromConfig(config);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->database_url, config.database.url);
+  EXPECT_EQ(options->events.listen, "127.0.0.1:0");
+  EXPECT_EQ(options->events.bearer_token, "jobs-token");
+  EXPECT_EQ(options->http.bearer_token, "jobs-token");
+  EXPECT_EQ(options->events.max_streams, 5);
+  config.jobs.bearer_token_file = (dir_ / "missing").string();
+  auto missing = JobsServiceOptionsFromConfig(config);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("jobs.bearerTokenFile"),
+            std::string::npos)
+      << missing.status();
+}
+
+TEST_F(JobsServiceTest, ServesAgentsMetricsAndHealth) {
+  auto options = JobsServiceOptionsFromConfig(MakeConfig());
+  ASSERT_TRUE(options.ok()) << options.status();
+  auto service = JobsService::Start(*options);
+  ASSERT_TRUE(service.ok()) << service.status();
+  ASSERT_GT((*service)->grpc_port(), 0);
+  EXPECT_NE((*service)->database().find("lens.db"), std::string::npos);
+
+  test::TestAgent agent(
+      grpc::CreateChannel(
+          "127.0.0.1:" + std::to_string((*service)->grpc_port()),
+          grpc::InsecureChannelCredentials()),
+      "node-1", "jobs-token");
+  ASSERT_TRUE(agent.Hello());
+  ASSERT_TRUE(agent.Event(
+      1, test::MakeChange(test::MakeContainer("c1", "node-1"), "start", 1)));
+  EXPECT_TRUE(agent.WaitAck(1));
+  EXPECT_TRUE(agent.Close().ok());
+
+  const std::string url = (*service)->http_url();
+  httplib::Client http(url);
+  EXPECT_EQ(http.Get("/healthz")->status, 200);
+  EXPECT_EQ(http.Get("/metrics")->status, 401);
+  auto metrics = http.Get("/metrics", {{"Authorization", "Bearer jobs-token"}});
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_NE(metrics->body.find("lens_container_events_received_total 1"),
+            std::string::npos)
+      << metrics->body;
+  (*service)->Stop();
+  (*service)->Stop();  // idempotent
+  EXPECT_FALSE(http.Get("/healthz"));
+}
+
+TEST_F(JobsServiceTest, AnUnopenableDatabaseIsNamed) {
+  Config config = MakeConfig();
+  config.database.url =
+      "sqlite://" + (dir_ / "no" / "such" / "lens.db").string();
+  auto options = JobsServiceOptionsFromConfig(config);
+  ASSERT_TRUE(options.ok());
+  auto service = JobsService::Start(*options);
+  ASSERT_FALSE(service.ok());
+  EXPECT_NE(service.status().message().find("does not exist"),
+            std::string::npos)
+      << service.status();
+}
+
+}  // namespace
+}  // namespace lens
