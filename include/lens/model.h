@@ -225,7 +225,9 @@ struct ContainerRecord {
   std::string pod_namespace;
   std::string container_name;
   std::string image;
-  std::string state;  // created, running, exited, deleted, ...
+  // created (no task yet, or one not started), running, paused, exited,
+  // deleted; containerd's "unknown" passes through.
+  std::string state;
   bool privileged = false;
   int64_t pid = 0;
   std::optional<int32_t> exit_code;
@@ -250,8 +252,11 @@ struct ContainerQuery {
 struct ContainerEventRecord {
   std::string container_id;
   std::string node;
-  std::string event_type;  // create, start, exit, oom, delete, ...
-  int64_t sequence = 0;    // the node's sequence number, 0 if none
+  // create, update (devices, labels, image, pid or exit code changed; or a
+  // state change a relist found without its event), task-create, start,
+  // pause, resume, oom, exit, task-delete, delete.
+  std::string event_type;
+  int64_t sequence = 0;  // the node's sequence number, 0 if none
   std::string detail_json = "{}";
   Timestamp at{};
 };

@@ -1,10 +1,7 @@
 #include "store/pg/pg_conn.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <list>
 #include <new>
@@ -14,7 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/text.h"
+#include "store/pg/pg_errors.h"
+#include "store/pg/pg_values.h"
 
 namespace lens::store {
 namespace {
@@ -26,117 +24,6 @@ constexpr std::string_view kUnlockSql =
     "SELECT pg_advisory_unlock(7810773213384419687)";
 // Prepared statements kept per session; upserts make one per chunk size.
 constexpr size_t kMaxPrepared = 128;
-
-// SQLSTATE -> code; the first matching prefix wins (db.h, pg_conn.h).
-struct SqlStateRule {
-  std::string_view prefix;
-  StatusCode code;
-};
-constexpr std::array<SqlStateRule, 18> kSqlStateRules = {{
-    {"23505", StatusCode::kAlreadyExists},
-    {"40001", StatusCode::kUnavailable},  // serialization failure: retry
-    {"40P01", StatusCode::kUnavailable},  // deadlock: retry
-    {"40003", StatusCode::kUnavailable},  // statement completion unknown
-    {"55P03", StatusCode::kUnavailable},  // lock not available (lock_timeout)
-    {"57P01", StatusCode::kUnavailable},  // admin shutdown
-    {"57P02", StatusCode::kUnavailable},  // crash shutdown
-    {"57P03", StatusCode::kUnavailable},  // cannot connect now
-    {"57014", StatusCode::kDeadlineExceeded},  // statement timeout / cancel
-    {"42501", StatusCode::kPermissionDenied},
-    {"08", StatusCode::kUnavailable},
-    {"53", StatusCode::kUnavailable},
-    {"23", StatusCode::kFailedPrecondition},
-    {"22", StatusCode::kInvalidArgument},
-    {"28", StatusCode::kPermissionDenied},
-    {"3D", StatusCode::kNotFound},
-    {"25", StatusCode::kFailedPrecondition},
-    {"40", StatusCode::kFailedPrecondition},
-}};
-
-// The first line of a libpq or server message, without "ERROR:  ".
-std::string FirstLine(std::string_view what) {
-  while (!what.empty() && std::isspace(static_cast<unsigned char>(what[0]))) {
-    what.remove_prefix(1);
-  }
-  what = what.substr(0, what.find('\n'));
-  for (std::string_view severity : {"ERROR:", "FATAL:", "PANIC:"}) {
-    if (what.substr(0, severity.size()) == severity) {
-      what.remove_prefix(severity.size());
-      while (!what.empty() && what[0] == ' ') what.remove_prefix(1);
-    }
-  }
-  while (!what.empty() &&
-         std::isspace(static_cast<unsigned char>(what.back()))) {
-    what.remove_suffix(1);
-  }
-  return what.empty() ? "no detail" : std::string(what);
-}
-
-// A short name for a statement in messages: its first three words, never
-// the whole text (a multi-row upsert is kilobytes long).
-std::string Describe(std::string_view sql) {
-  auto space = [](char c) {
-    return std::isspace(static_cast<unsigned char>(c));
-  };
-  std::string out;
-  size_t i = 0;
-  for (int words = 0; words < 3 && out.size() < 60; ++words) {
-    while (i < sql.size() && space(sql[i])) ++i;
-    const size_t start = i;
-    while (i < sql.size() && !space(sql[i])) ++i;
-    if (i == start) break;
-    if (words > 0) out.push_back(' ');
-    out.append(sql.substr(start, std::min<size_t>(i - start, 60)));
-  }
-  while (i < sql.size() && space(sql[i])) ++i;
-  return "statement \"" + out + (i < sql.size() ? " ...\"" : "\"");
-}
-
-void Scrub(std::string* msg, const std::string& password) {
-  if (password.empty()) return;
-  for (size_t pos = msg->find(password); pos != std::string::npos;
-       pos = msg->find(password, pos + 4)) {
-    msg->replace(pos, password.size(), "****");
-  }
-}
-
-// Parameters as libpq text. False when a string holds a NUL byte (libpq
-// would cut it there: silent data loss).
-bool ToText(const Param& p, std::string* out, bool* is_null) {
-  *is_null = false;
-  if (auto* i = std::get_if<int64_t>(&p)) {
-    *out = std::to_string(*i);
-  } else if (auto* d = std::get_if<double>(&p)) {
-    out->clear();
-    AppendDouble(*d, NonFinite::kPostgres, out);
-  } else if (auto* s = std::get_if<std::string_view>(&p)) {
-    if (s->find('\0') != std::string_view::npos) return false;
-    out->assign(*s);
-  } else if (auto* b = std::get_if<bool>(&p)) {
-    *out = *b ? "true" : "false";
-  } else {
-    *is_null = true;
-  }
-  return true;
-}
-
-Rows ToRows(const pqxx::result& r) {
-  const size_t columns = static_cast<size_t>(r.columns());
-  std::vector<Value> cells;
-  cells.reserve(r.size() * columns);
-  for (pqxx::result::size_type i = 0; i < r.size(); ++i) {
-    const pqxx::row row = r[i];
-    for (pqxx::row::size_type j = 0; j < row.size(); ++j) {
-      const pqxx::field f = row[j];
-      if (f.is_null()) {
-        cells.emplace_back(std::monostate{});
-      } else {
-        cells.emplace_back(std::string(f.c_str(), f.size()));
-      }
-    }
-  }
-  return Rows(columns, std::move(cells));
-}
 
 class PgConn final : public Conn {
  public:
@@ -385,21 +272,6 @@ class PgConn final : public Conn {
   std::list<const std::string*> lru_;  // keys of prepared_, most recent first
 };
 
-// What a failed connect means, from libpq's message (it carries no SQLSTATE
-// before the session exists).
-StatusCode ConnectCode(std::string_view msg) {
-  auto has = [&](std::string_view s) {
-    return msg.find(s) != std::string_view::npos;
-  };
-  if (has("authentication failed") || has("no pg_hba.conf entry") ||
-      has("pg_hba.conf rejects") || has("no password supplied") ||
-      (has("role \"") && has("does not exist"))) {
-    return StatusCode::kPermissionDenied;
-  }
-  if (has("database \"") && has("does not exist")) return StatusCode::kNotFound;
-  return StatusCode::kUnavailable;
-}
-
 class PgConnector final : public Connector {
  public:
   explicit PgConnector(PgUrl url)
@@ -441,13 +313,6 @@ class PgConnector final : public Connector {
 };
 
 }  // namespace
-
-StatusCode PgStatusCode(std::string_view sqlstate) {
-  for (const SqlStateRule& rule : kSqlStateRules) {
-    if (sqlstate.substr(0, rule.prefix.size()) == rule.prefix) return rule.code;
-  }
-  return StatusCode::kInternal;
-}
 
 StatusOr<std::unique_ptr<Connector>> MakePostgresConnector(PgUrl url) {
   if (url.host.empty() || url.database.empty()) {
