@@ -25,8 +25,11 @@ std::string g_sqlite_url;
 std::string g_pg_url;
 
 lens::ContainerChange Change(int container, int step) {
-  static const char* kTypes[] = {"create", "start", "exit", "delete"};
-  static const char* kStates[] = {"created", "running", "exited", "deleted"};
+  using T = lens::ContainerEventType;
+  using S = lens::ContainerState;
+  static constexpr T kTypes[] = {T::kCreate, T::kStart, T::kExit, T::kDelete};
+  static constexpr S kStates[] = {S::kCreated, S::kRunning, S::kExited,
+                                  S::kDeleted};
   lens::ContainerChange c;
   const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(
       std::chrono::system_clock::now());
@@ -41,7 +44,8 @@ lens::ContainerChange Change(int container, int step) {
   c.container.state = kStates[step % 4];
   c.container.created_at = now;
   c.container.updated_at = now;
-  c.container.devices.push_back({"gpu", "SER" + std::to_string(container % 8),
+  c.container.devices.push_back({lens::DeviceKind::kGpu,
+                                 "SER" + std::to_string(container % 8),
                                  "0000:11:00.0", "pod-resources"});
   c.event.container_id = c.container.container_id;
   c.event.node = "bench-node";

@@ -211,9 +211,18 @@ void BindContainerQueries(py::class_<Store, std::unique_ptr<Store>>& cls) {
          "containers",
          [](Store& s, Opt node, Opt pod_uid, Opt state, Opt sort,
             bool descending, int32_t page_num, int32_t page_size) {
+           std::optional<ContainerState> wanted;
+           if (state) {
+             wanted = ParseContainerState(*state);
+             if (*wanted == ContainerState::kUnknown && *state != "unknown") {
+               throw py::value_error(
+                   "unknown container state '" + *state +
+                   "': one of created, running, paused, exited, deleted");
+             }
+           }
            ContainerQuery q{node.value_or(""),
                             pod_uid.value_or(""),
-                            state.value_or(""),
+                            wanted,
                             {sort.value_or(""), descending},
                             {page_num, page_size}};
            return PageDict(Call<Page<ContainerRecord>>(
@@ -249,8 +258,13 @@ void BindContainerQueries(py::class_<Store, std::unique_ptr<Store>>& cls) {
       .def(
           "device_holders",
           [](Store& s, const std::string& kind, const std::string& key) {
+            const std::optional<DeviceKind> k = ParseDeviceKind(kind);
+            if (!k) {
+              throw py::value_error("unknown device kind '" + kind +
+                                    "': one of gpu, rdma, device");
+            }
             return List(Call<std::vector<ContainerRecord>>(
-                [&] { return s.containers().FindDeviceHolders(kind, key); }));
+                [&] { return s.containers().FindDeviceHolders(*k, key); }));
           },
           py::arg("kind"), py::arg("device_key"),
           "Live containers holding a device ('gpu' + serial, 'rdma' + name).")

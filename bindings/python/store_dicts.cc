@@ -23,6 +23,12 @@ py::object Seconds(const std::optional<Timestamp>& t) {
 py::object Json(const std::string& text) {
   return py::module_::import("json").attr("loads")(text);
 }
+py::dict Dict(const Labels& labels) {
+  py::dict out;
+  for (const auto& [k, v] : labels) out[py::str(k)] = py::str(v);
+  return out;
+}
+py::str Str(std::string_view text) { return py::str(text.data(), text.size()); }
 
 }  // namespace
 
@@ -33,7 +39,7 @@ py::dict ToDict(const NodeRecord& n) {
       "gpu_count"_a = n.gpu_count, "cpu_model"_a = n.cpu_model,
       "cpu_count"_a = n.cpu_count, "memory_bytes"_a = n.memory_bytes,
       "kernel_version"_a = n.kernel_version, "os_image"_a = n.os_image,
-      "driver_version"_a = n.driver_version, "labels"_a = Json(n.labels_json),
+      "driver_version"_a = n.driver_version, "labels"_a = Dict(n.labels),
       "created_at"_a = Seconds(n.created_at),
       "updated_at"_a = Seconds(n.updated_at));
 }
@@ -53,8 +59,7 @@ py::dict ToDict(const RdmaDeviceRecord& d) {
 }
 py::dict ToDict(const DeviceChangeRecord& c) {
   static const char* kChanges[] = {"CREATE", "DELETE", "REPLACE"};
-  return py::dict("node"_a = c.node,
-                  "kind"_a = c.kind == DeviceKind::kGpu ? "gpu" : "rdma",
+  return py::dict("node"_a = c.node, "kind"_a = Str(ToString(c.kind)),
                   "device_key"_a = c.device_key,
                   "change"_a = kChanges[static_cast<int>(c.change)],
                   "old_serial"_a = c.old_serial, "new_serial"_a = c.new_serial,
@@ -66,7 +71,7 @@ py::dict ToDict(const PodRecord& p) {
       "node"_a = p.node, "phase"_a = p.phase, "owner_uid"_a = p.owner_uid,
       "ip"_a = p.ip, "gpu_allocated"_a = p.gpu_allocated,
       "running"_a = p.running, "deleted"_a = p.deleted,
-      "labels"_a = Json(p.labels_json), "created_at"_a = Seconds(p.created_at),
+      "labels"_a = Dict(p.labels), "created_at"_a = Seconds(p.created_at),
       "updated_at"_a = Seconds(p.updated_at));
 }
 py::dict ToDict(const PodEventRecord& e) {
@@ -75,28 +80,29 @@ py::dict ToDict(const PodEventRecord& e) {
                   "at"_a = Seconds(e.at));
 }
 py::dict ToDict(const WorkloadRecord& w) {
-  return py::dict(
-      "uid"_a = w.uid, "api_version"_a = w.api_version, "kind"_a = w.kind,
-      "name"_a = w.name, "namespace"_a = w.namespace_name,
-      "parent_uid"_a = w.parent_uid, "status"_a = w.status,
-      "gpu_request"_a = w.gpu_request, "labels"_a = Json(w.labels_json),
-      "created_at"_a = Seconds(w.created_at),
-      "ended_at"_a = Seconds(w.ended_at),
-      "updated_at"_a = Seconds(w.updated_at));
+  return py::dict("uid"_a = w.uid, "api_version"_a = w.api_version,
+                  "kind"_a = w.kind, "name"_a = w.name,
+                  "namespace"_a = w.namespace_name,
+                  "parent_uid"_a = w.parent_uid, "status"_a = w.status,
+                  "gpu_request"_a = w.gpu_request, "labels"_a = Dict(w.labels),
+                  "created_at"_a = Seconds(w.created_at),
+                  "ended_at"_a = Seconds(w.ended_at),
+                  "updated_at"_a = Seconds(w.updated_at));
 }
 py::dict ToDict(const ContainerRecord& c) {
   py::list devices;
   for (const auto& d : c.devices) {
-    devices.append(py::dict("kind"_a = d.kind, "device_key"_a = d.device_key,
-                            "bdf"_a = d.bdf, "source"_a = d.source));
+    devices.append(py::dict("kind"_a = Str(ToString(d.kind)),
+                            "device_key"_a = d.device_key, "bdf"_a = d.bdf,
+                            "source"_a = d.source));
   }
   return py::dict(
       "container_id"_a = c.container_id, "node"_a = c.node,
       "runtime_namespace"_a = c.runtime_namespace, "pod_uid"_a = c.pod_uid,
       "pod_name"_a = c.pod_name, "pod_namespace"_a = c.pod_namespace,
       "container_name"_a = c.container_name, "image"_a = c.image,
-      "state"_a = c.state, "privileged"_a = c.privileged, "pid"_a = c.pid,
-      "exit_code"_a = c.exit_code, "labels"_a = Json(c.labels_json),
+      "state"_a = Str(ToString(c.state)), "privileged"_a = c.privileged,
+      "pid"_a = c.pid, "exit_code"_a = c.exit_code, "labels"_a = Dict(c.labels),
       "created_at"_a = Seconds(c.created_at),
       "started_at"_a = Seconds(c.started_at),
       "finished_at"_a = Seconds(c.finished_at),
@@ -104,8 +110,9 @@ py::dict ToDict(const ContainerRecord& c) {
 }
 py::dict ToDict(const ContainerEventRecord& e) {
   return py::dict("container_id"_a = e.container_id, "node"_a = e.node,
-                  "event_type"_a = e.event_type, "sequence"_a = e.sequence,
-                  "detail"_a = Json(e.detail_json), "at"_a = Seconds(e.at));
+                  "event_type"_a = Str(ToString(e.event_type)),
+                  "sequence"_a = e.sequence, "detail"_a = Json(e.detail_json),
+                  "at"_a = Seconds(e.at));
 }
 py::dict ToDict(const TrainingRunRecord& r) {
   return py::dict(

@@ -4,19 +4,30 @@
 // Times are UTC with microsecond precision (`lens::Timestamp`). Text fields
 // are UTF-8: invalid sequences and NUL bytes are replaced by U+FFFD when
 // written (the same on both backends). JSON fields hold a JSON document as
-// text ("{}" when empty); they are validated when written.
+// text ("{}" when empty); they are validated when written. Labels stay a map
+// until the store writes them (a JSON object column). States, event types
+// and device kinds are enums, decoded where they enter (containerd, the wire,
+// a stored row); their text is what the store, the wire and the REST API
+// carry.
 #ifndef LENS_STORE_TYPES_H_
 #define LENS_STORE_TYPES_H_
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "lens/export.h"
 
 namespace lens {
 
 using Timestamp = std::chrono::sys_time<std::chrono::microseconds>;
+
+// Kubernetes or container labels (name -> value).
+using Labels = std::map<std::string, std::string>;
 
 // ---- queries -------------------------------------------------------------
 
@@ -63,7 +74,7 @@ struct NodeRecord {
   std::string kernel_version;
   std::string os_image;
   std::string driver_version;
-  std::string labels_json = "{}";
+  Labels labels;
   Timestamp created_at{};  // set on first write, kept afterwards
   Timestamp updated_at{};
 };
@@ -103,7 +114,12 @@ struct RdmaDeviceRecord {
   Timestamp updated_at{};
 };
 
-enum class DeviceKind : uint8_t { kGpu, kRdma };
+// A device a node has or a container holds: "gpu", "rdma", or "device" (any
+// other device node a container was given).
+enum class DeviceKind : uint8_t { kGpu, kRdma, kOther };
+LENS_EXPORT std::string_view ToString(DeviceKind kind);
+// nullopt for text that names no kind.
+LENS_EXPORT std::optional<DeviceKind> ParseDeviceKind(std::string_view text);
 enum class DeviceChange : uint8_t { kCreate, kDelete, kReplace };
 
 // One row of node_device_changelog.
@@ -138,7 +154,7 @@ struct PodRecord {
   int32_t gpu_allocated = 0;
   bool running = false;
   bool deleted = false;
-  std::string labels_json = "{}";
+  Labels labels;
   Timestamp created_at{};
   Timestamp updated_at{};
 };
@@ -190,7 +206,7 @@ struct WorkloadRecord {
   std::string parent_uid;  // "" for a top-level workload
   std::string status;      // Running, Succeeded, Failed, ...
   int32_t gpu_request = 0;
-  std::string labels_json = "{}";
+  Labels labels;
   Timestamp created_at{};
   std::optional<Timestamp> ended_at;
   Timestamp updated_at{};
@@ -208,9 +224,46 @@ struct WorkloadQuery {
 
 // ---- containers -----------------------------------------------------------
 
+// A container's state, as text: "created" (no task yet, or one not started),
+// "running", "paused", "exited", "deleted"; "unknown" for anything else
+// containerd or a stored row says.
+enum class ContainerState : uint8_t {
+  kUnknown,
+  kCreated,
+  kRunning,
+  kPaused,
+  kExited,
+  kDeleted
+};
+LENS_EXPORT std::string_view ToString(ContainerState state);
+// kUnknown for text that names no state.
+LENS_EXPORT ContainerState ParseContainerState(std::string_view text);
+
+// What happened to a container, as text: "create", "update" (devices,
+// labels, image, pid or exit code changed; or a state change a relist found
+// without its event), "task-create", "start", "pause", "resume", "oom",
+// "exit", "task-delete", "delete"; "unknown" for anything else a stored row
+// or the wire says.
+enum class ContainerEventType : uint8_t {
+  kUnknown,
+  kCreate,
+  kUpdate,
+  kTaskCreate,
+  kStart,
+  kPause,
+  kResume,
+  kOom,
+  kExit,
+  kTaskDelete,
+  kDelete
+};
+LENS_EXPORT std::string_view ToString(ContainerEventType type);
+// kUnknown for text that names no event type.
+LENS_EXPORT ContainerEventType ParseContainerEventType(std::string_view text);
+
 // A device a container holds, and which source established it.
 struct ContainerDeviceRecord {
-  std::string kind;        // "gpu" or "rdma"
+  DeviceKind kind = DeviceKind::kGpu;
   std::string device_key;  // GPU serial (or BDF when no serial), RDMA name
   std::string bdf;
   std::string source;  // "pod-resources", "oci-spec", ...
@@ -225,13 +278,11 @@ struct ContainerRecord {
   std::string pod_namespace;
   std::string container_name;
   std::string image;
-  // created (no task yet, or one not started), running, paused, exited,
-  // deleted; containerd's "unknown" passes through.
-  std::string state;
+  ContainerState state = ContainerState::kUnknown;
   bool privileged = false;
   int64_t pid = 0;
   std::optional<int32_t> exit_code;
-  std::string labels_json = "{}";
+  Labels labels;
   Timestamp created_at{};
   std::optional<Timestamp> started_at;
   std::optional<Timestamp> finished_at;
@@ -243,7 +294,7 @@ struct ContainerRecord {
 struct ContainerQuery {
   std::string node;
   std::string pod_uid;
-  std::string state;
+  std::optional<ContainerState> state;
   Sort sort;  // keys: created_at (default, descending), container_id, pod_name
   PageRequest page;
 };
@@ -252,10 +303,7 @@ struct ContainerQuery {
 struct ContainerEventRecord {
   std::string container_id;
   std::string node;
-  // create, update (devices, labels, image, pid or exit code changed; or a
-  // state change a relist found without its event), task-create, start,
-  // pause, resume, oom, exit, task-delete, delete.
-  std::string event_type;
+  ContainerEventType event_type = ContainerEventType::kUnknown;
   int64_t sequence = 0;  // the node's sequence number, 0 if none
   std::string detail_json = "{}";
   Timestamp at{};

@@ -152,7 +152,7 @@ class LENS_EXPORT ContainerRepository {
       std::string_view container_id, TimeRange range, PageRequest page);
   // Containers not deleted that hold device (kind, key).
   StatusOr<std::vector<ContainerRecord>> FindDeviceHolders(
-      std::string_view kind, std::string_view device_key);
+      DeviceKind kind, std::string_view device_key);
 
  private:
   friend class Store;

@@ -5,6 +5,8 @@
 #include <limits>
 #include <optional>
 
+#include "core/text.h"
+
 namespace lens::container_events {
 namespace {
 
@@ -40,14 +42,15 @@ Timestamp FromUnixMicros(int64_t us) {
 
 void ToProto(const ContainerDeviceRecord& device,
              lens::v1::ContainerDevice* out) {
-  out->set_kind(device.kind);
+  out->set_kind(std::string(ToString(device.kind)));
   out->set_key(device.device_key);
   out->set_bdf(device.bdf);
   out->set_source(device.source);
 }
 
 ContainerDeviceRecord FromProto(const lens::v1::ContainerDevice& device) {
-  return {device.kind(), device.key(), device.bdf(), device.source()};
+  return {ParseDeviceKind(device.kind()).value_or(DeviceKind::kOther),
+          device.key(), device.bdf(), device.source()};
 }
 
 void ToProto(const ContainerRecord& c, lens::v1::ContainerState* out) {
@@ -58,12 +61,16 @@ void ToProto(const ContainerRecord& c, lens::v1::ContainerState* out) {
   out->set_pod_namespace(c.pod_namespace);
   out->set_container_name(c.container_name);
   out->set_image(c.image);
-  out->set_state(c.state);
+  out->set_state(std::string(ToString(c.state)));
   out->set_privileged(c.privileged);
   out->set_pid(c.pid);
   out->set_has_exit_code(c.exit_code.has_value());
   out->set_exit_code(c.exit_code.value_or(0));
-  out->set_labels_json(c.labels_json);
+  auto& labels = *out->mutable_labels();
+  labels.clear();
+  for (const auto& [key, value] : c.labels) {
+    labels[ValidUtf8(key)] = ValidUtf8(value);
+  }
   out->set_created_at_us(ToUnixMicros(c.created_at));
   out->set_started_at_us(OptionalMicros(c.started_at));
   out->set_finished_at_us(OptionalMicros(c.finished_at));
@@ -85,11 +92,11 @@ ContainerRecord FromProto(const lens::v1::ContainerState& s,
   c.pod_namespace = s.pod_namespace();
   c.container_name = s.container_name();
   c.image = s.image();
-  c.state = s.state();
+  c.state = ParseContainerState(s.state());
   c.privileged = s.privileged();
   c.pid = s.pid();
   if (s.has_exit_code()) c.exit_code = s.exit_code();
-  c.labels_json = s.labels_json().empty() ? "{}" : s.labels_json();
+  c.labels = Labels(s.labels().begin(), s.labels().end());
   c.created_at = FromUnixMicros(s.created_at_us());
   c.started_at = OptionalTime(s.started_at_us());
   c.finished_at = OptionalTime(s.finished_at_us());
@@ -102,10 +109,11 @@ ContainerRecord FromProto(const lens::v1::ContainerState& s,
 }
 
 void ToProto(const ContainerChange& change, lens::v1::ContainerEvent* out) {
-  out->set_event_type(change.event.event_type);
+  out->set_event_type(std::string(ToString(change.event.event_type)));
   out->set_at_us(ToUnixMicros(change.event.at));
   ToProto(change.container, out->mutable_container());
-  out->mutable_container()->set_oom_killed(change.event.event_type == "oom");
+  out->mutable_container()->set_oom_killed(change.event.event_type ==
+                                           ContainerEventType::kOom);
 }
 
 ContainerChange FromProto(const lens::v1::ContainerEvent& event,
@@ -115,7 +123,7 @@ ContainerChange FromProto(const lens::v1::ContainerEvent& event,
   ContainerEventRecord& e = change.event;
   e.container_id = event.container().container_id();
   e.node = std::string(node);
-  e.event_type = event.event_type();
+  e.event_type = ParseContainerEventType(event.event_type());
   // The store keeps a signed 64-bit column; no agent gets near the limit.
   constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
   e.sequence = static_cast<int64_t>(sequence > kMax ? kMax : sequence);

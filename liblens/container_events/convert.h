@@ -32,7 +32,8 @@ ContainerDeviceRecord FromProto(const lens::v1::ContainerDevice& device);
 // `container.node` is not copied (see above). oom_killed is left false: a
 // ContainerRecord does not know it; ToProto(ContainerChange) sets it.
 void ToProto(const ContainerRecord& container, lens::v1::ContainerState* out);
-// An empty labels_json becomes "{}".
+// An unknown state or event type is kUnknown; an unknown device kind is
+// kOther.
 ContainerRecord FromProto(const lens::v1::ContainerState& state,
                           std::string_view node);
 

@@ -236,7 +236,7 @@ uint64_t ContainerEventSender::Publish(const ContainerChange& change) {
   container_events::ToProto(change, msg.mutable_event());
   std::lock_guard lock(impl_->mu_);
   ++impl_->stats_.published;
-  if (change.event.event_type == "delete") {
+  if (change.event.event_type == ContainerEventType::kDelete) {
     impl_->view_.erase(change.container.container_id);
   } else {
     impl_->view_[change.container.container_id] = msg.event().container();

@@ -1,6 +1,5 @@
 // ContainerJson / ContainersJson / ContainersText: a container record as the
 // node REST API (/pods) and `lens containers` show it.
-#include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -57,78 +56,15 @@ void Time(Writer& w, const char* key, const std::optional<Timestamp>& t) {
   w.RawValue(text.data(), text.size(), rapidjson::kNumberType);
 }
 
-// SAX handler that copies a JSON object into a writer with every string made
-// valid UTF-8 and numbers kept as written. Fails on any root but an object.
-class ObjectCopier {
- public:
-  explicit ObjectCopier(Writer* w) : w_(w) {}
-
-  bool Null() { return InObject() && w_->Null(); }
-  bool Bool(bool b) { return InObject() && w_->Bool(b); }
-  // Numbers arrive as RawNumber (kParseNumbersAsStringsFlag); the typed
-  // callbacks are part of the handler concept.
-  bool Int(int i) { return InObject() && w_->Int(i); }
-  bool Uint(unsigned u) { return InObject() && w_->Uint(u); }
-  bool Int64(int64_t i) { return InObject() && w_->Int64(i); }
-  bool Uint64(uint64_t u) { return InObject() && w_->Uint64(u); }
-  bool Double(double d) { return InObject() && w_->Double(d); }
-  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
-    return InObject() && w_->RawValue(s, n, rapidjson::kNumberType);
-  }
-  bool String(const char* s, rapidjson::SizeType n, bool) {
-    if (!InObject()) return false;
-    const std::string v = Utf8(std::string_view(s, n));
-    return w_->String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
-  }
-  bool Key(const char* s, rapidjson::SizeType n, bool) {
-    const std::string k = Utf8(std::string_view(s, n));
-    return w_->Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
-  }
-  bool StartObject() {
-    ++depth_;
-    return w_->StartObject();
-  }
-  bool EndObject(rapidjson::SizeType) {
-    --depth_;
-    return w_->EndObject();
-  }
-  bool StartArray() {
-    if (!InObject()) return false;
-    ++depth_;
-    return w_->StartArray();
-  }
-  bool EndArray(rapidjson::SizeType) {
-    --depth_;
-    return w_->EndArray();
-  }
-
- private:
-  bool InObject() const { return depth_ > 0; }
-
-  Writer* w_;
-  int depth_ = 0;
-};
-
-// `labels_json` re-emitted; "{}" when it is not a JSON object, so one bad
-// record never breaks the whole document.
-void Labels(Writer& w, const std::string& labels_json) {
-  rapidjson::StringBuffer buf;
-  Writer copy(buf);
-  ObjectCopier copier(&copy);
-  rapidjson::Reader reader;
-  rapidjson::StringStream in(labels_json.c_str());
-  constexpr unsigned kFlags =
-      rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
-  const bool ok = !reader.Parse<kFlags>(in, copier).IsError() &&
-                  copy.IsComplete() &&
-                  in.Tell() == labels_json.size();  // no NUL inside
+void LabelsObject(Writer& w, const Labels& labels) {
   w.Key("labels");
-  if (!ok) {
-    w.StartObject();
-    w.EndObject();
-    return;
+  w.StartObject();
+  for (const auto& [key, value] : labels) {
+    const std::string k = Utf8(key);
+    w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
+    String(w, value);
   }
-  w.RawValue(buf.GetString(), buf.GetSize(), rapidjson::kObjectType);
+  w.EndObject();
 }
 
 void Devices(Writer& w, const std::vector<ContainerDeviceRecord>& devices) {
@@ -136,7 +72,7 @@ void Devices(Writer& w, const std::vector<ContainerDeviceRecord>& devices) {
   w.StartArray();
   for (const ContainerDeviceRecord& d : devices) {
     w.StartObject();
-    Str(w, "kind", d.kind);
+    Str(w, "kind", ToString(d.kind));
     Str(w, "key", d.device_key);
     Str(w, "bdf", d.bdf);
     Str(w, "source", d.source);
@@ -157,7 +93,7 @@ void ContainerObject(Writer& w, const ContainerRecord& c) {
   w.EndObject();
   Str(w, "container", c.container_name);
   Str(w, "image", c.image);
-  Str(w, "state", c.state);
+  Str(w, "state", ToString(c.state));
   w.Key("privileged");
   w.Bool(c.privileged);
   w.Key("pid");
@@ -172,7 +108,7 @@ void ContainerObject(Writer& w, const ContainerRecord& c) {
   Time(w, "startedAt", c.started_at);
   Time(w, "finishedAt", c.finished_at);
   Time(w, "updatedAt", c.updated_at);
-  Labels(w, c.labels_json);
+  LabelsObject(w, c.labels);
   Devices(w, c.devices);
   w.EndObject();
 }
@@ -220,7 +156,7 @@ void AddOnce(std::vector<std::string>* list, const std::string& value) {
 // record order; the source once when all devices share it, else per group.
 std::string DevicesCell(const std::vector<ContainerDeviceRecord>& devices) {
   struct Group {
-    std::string kind;
+    DeviceKind kind;
     std::vector<std::string> keys;
     std::vector<std::string> sources;
   };
@@ -238,7 +174,7 @@ std::string DevicesCell(const std::vector<ContainerDeviceRecord>& devices) {
   }
   std::vector<std::string> parts;
   for (const Group& g : groups) {
-    parts.push_back(g.kind + ":" + Join(g.keys, ","));
+    parts.push_back(std::string(ToString(g.kind)) + ":" + Join(g.keys, ","));
     if (all_sources.size() > 1) {
       parts.back() += " (" + Join(g.sources, "+") + ")";
     }
@@ -251,12 +187,10 @@ std::vector<std::string> Row(const ContainerRecord& c) {
   const std::string pod = c.pod_namespace.empty() && c.pod_name.empty()
                               ? ""
                               : c.pod_namespace + "/" + c.pod_name;
-  return {Cell(c.container_id.substr(0, 12)),
-          Cell(pod),
-          Cell(c.container_name),
-          Cell(c.state),
-          c.privileged ? "yes" : "no",
-          DevicesCell(c.devices)};
+  return {Cell(c.container_id.substr(0, 12)), Cell(pod), Cell(c.container_name),
+          // An unknown state shows as "-", like any field not known.
+          c.state == ContainerState::kUnknown ? "-" : Cell(ToString(c.state)),
+          c.privileged ? "yes" : "no", DevicesCell(c.devices)};
 }
 
 }  // namespace

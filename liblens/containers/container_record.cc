@@ -1,7 +1,5 @@
 #include "containers/container_record.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -86,27 +84,21 @@ PodAllocations IndexAllocations(
   return out;
 }
 
-std::string StateOf(const RuntimeContainer& c) {
-  if (!c.has_task) return "created";
-  if (c.task_status == "stopped") return "exited";
-  if (c.task_status == "pausing") return "paused";
-  return c.task_status;
+ContainerState StateOf(const RuntimeContainer& c) {
+  if (!c.has_task) return ContainerState::kCreated;
+  if (c.task_status == "stopped") return ContainerState::kExited;
+  if (c.task_status == "pausing") return ContainerState::kPaused;
+  return ParseContainerState(c.task_status);
 }
 
-std::string LabelsJson(const std::map<std::string, std::string>& labels) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  w.StartObject();
-  size_t n = 0;
+Labels LimitLabels(const std::map<std::string, std::string>& labels) {
+  Labels out;
   for (const auto& [key, value] : labels) {
-    if (n == kMaxLabels) break;
+    if (out.size() == kMaxLabels) break;
     if (key.size() + value.size() > kMaxLabelBytes) continue;
-    w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
-    w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
-    ++n;
+    out.emplace(key, value);
   }
-  w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  return out;
 }
 
 std::vector<ContainerDeviceRecord> ResolveDevices(const ContainerRecord& record,
@@ -139,12 +131,13 @@ ContainerRecord BuildRecord(const RuntimeContainer& c, const OciSpecFacts& spec,
   r.image = c.image;
   r.state = StateOf(c);
   r.privileged = spec.privileged;
-  r.pid = r.state == "exited" ? 0 : c.pid;
+  r.pid = r.state == ContainerState::kExited ? 0 : c.pid;
   r.exit_code = c.exit_status;
-  r.labels_json = LabelsJson(c.labels);
+  r.labels = LimitLabels(c.labels);
   r.created_at = c.created_at;
   r.finished_at = c.exited_at;
-  if (r.state == "running" || r.state == "paused") {
+  if (r.state == ContainerState::kRunning ||
+      r.state == ContainerState::kPaused) {
     r.started_at = ProcessStartTime(ctx.options->roots, c.pid);
   }
   r.updated_at = now;
@@ -152,15 +145,16 @@ ContainerRecord BuildRecord(const RuntimeContainer& c, const OciSpecFacts& spec,
   return r;
 }
 
-std::string DiffEventType(const ContainerRecord& before,
-                          const ContainerRecord& after) {
+std::optional<ContainerEventType> DiffEventType(const ContainerRecord& before,
+                                                const ContainerRecord& after) {
+  using S = ContainerState;
+  using T = ContainerEventType;
   if (before.state != after.state) {
-    if (after.state == "running") {
-      return before.state == "paused" ? "resume" : "start";
-    }
-    if (after.state == "exited") return "exit";
-    if (after.state == "paused") return "pause";
-    return "update";
+    if (after.state == S::kRunning)
+      return before.state == S::kPaused ? T::kResume : T::kStart;
+    if (after.state == S::kExited) return T::kExit;
+    if (after.state == S::kPaused) return T::kPause;
+    return T::kUpdate;
   }
   bool same = before.devices.size() == after.devices.size();
   for (size_t i = 0; same && i < before.devices.size(); ++i) {
@@ -169,13 +163,12 @@ std::string DiffEventType(const ContainerRecord& before,
     same = a.kind == b.kind && a.device_key == b.device_key && a.bdf == b.bdf &&
            a.source == b.source;
   }
-  if (!same || before.labels_json != after.labels_json ||
-      before.image != after.image || before.pid != after.pid ||
-      before.privileged != after.privileged ||
+  if (!same || before.labels != after.labels || before.image != after.image ||
+      before.pid != after.pid || before.privileged != after.privileged ||
       before.exit_code != after.exit_code) {
-    return "update";
+    return T::kUpdate;
   }
-  return "";
+  return std::nullopt;
 }
 
 }  // namespace lens::containers

@@ -38,13 +38,14 @@ struct RecordContext {
   const PodAllocations* allocations = nullptr;
 };
 
-// Record state from the task: no task -> "created"; stopped -> "exited";
-// pausing -> "paused"; otherwise the task status.
-std::string StateOf(const RuntimeContainer& c);
+// Record state from the task: no task -> created; stopped -> exited;
+// pausing -> paused; otherwise the task status (unknown when containerd says
+// something else).
+ContainerState StateOf(const RuntimeContainer& c);
 
-// Labels as a JSON object, at most 64 labels of at most 4 KiB each (what
-// does not fit is left out, never truncated mid-value).
-std::string LabelsJson(const std::map<std::string, std::string>& labels);
+// The labels a record keeps: at most 64, each key and value together at
+// most 4 KiB (what does not fit is left out, never truncated mid-value).
+Labels LimitLabels(const std::map<std::string, std::string>& labels);
 
 // When process `pid` started, from <procfs>/<pid>/stat (start time in clock
 // ticks since boot) and <procfs>/stat (btime); nullopt when unreadable. The
@@ -64,11 +65,11 @@ std::vector<ContainerDeviceRecord> ResolveDevices(const ContainerRecord& record,
                                                   const OciSpecFacts& spec,
                                                   const RecordContext& ctx);
 
-// The event that turns `before` into `after` as seen by a full list: "start"
-// when it began running, "exit" when it stopped, "pause"/"resume", "update"
-// for any other difference, "" when nothing that matters changed.
-std::string DiffEventType(const ContainerRecord& before,
-                          const ContainerRecord& after);
+// The event that turns `before` into `after` as seen by a full list: start
+// when it began running, exit when it stopped, pause/resume, update for any
+// other difference, nullopt when nothing that matters changed.
+std::optional<ContainerEventType> DiffEventType(const ContainerRecord& before,
+                                                const ContainerRecord& after);
 
 }  // namespace lens::containers
 

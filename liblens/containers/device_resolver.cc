@@ -147,14 +147,13 @@ const GpuInfo* GpuWithDrmNode(const DeviceInventory& inventory,
 ContainerDeviceRecord GpuRecord(const GpuInfo& gpu,
                                 const DeviceInventory& inventory,
                                 std::string_view source) {
-  return {std::string(kDeviceKindGpu), GpuDeviceKey(gpu, inventory), gpu.bdf,
+  return {DeviceKind::kGpu, GpuDeviceKey(gpu, inventory), gpu.bdf,
           std::string(source)};
 }
 
 ContainerDeviceRecord RdmaRecord(const RdmaDevice& device,
                                  std::string_view source) {
-  return {std::string(kDeviceKindRdma), device.name, device.bdf,
-          std::string(source)};
+  return {DeviceKind::kRdma, device.name, device.bdf, std::string(source)};
 }
 
 // Minor -> BDF of every GPU under procfs driver/nvidia/gpus.
@@ -245,12 +244,14 @@ bool SameKey(const ContainerDeviceRecord& a, const ContainerDeviceRecord& b) {
   return a.kind == b.kind && a.device_key == b.device_key;
 }
 
-// Sorted by (kind, key); of records with one key the first stays.
+// Sorted by (kind as text, key), the order the store reads them back in;
+// of records with one key the first stays.
 void SortUnique(std::vector<ContainerDeviceRecord>* records) {
   std::stable_sort(
       records->begin(), records->end(),
       [](const ContainerDeviceRecord& a, const ContainerDeviceRecord& b) {
-        return std::tie(a.kind, a.device_key) < std::tie(b.kind, b.device_key);
+        return std::tuple(ToString(a.kind), std::string_view(a.device_key)) <
+               std::tuple(ToString(b.kind), std::string_view(b.device_key));
       });
   records->erase(std::unique(records->begin(), records->end(), SameKey),
                  records->end());
@@ -260,8 +261,8 @@ void SortUnique(std::vector<ContainerDeviceRecord>* records) {
 
 // The record kind of each ResourceKind, in enum order.
 enum class ResourceKind { kGpu, kRdma, kOther };
-constexpr std::string_view kKindNames[] = {kDeviceKindGpu, kDeviceKindRdma,
-                                           kDeviceKindOther};
+constexpr DeviceKind kKinds[] = {DeviceKind::kGpu, DeviceKind::kRdma,
+                                 DeviceKind::kOther};
 
 // "cpx_nps1", "spx_nps4", ...: the AMD device plugin's resource per
 // partition mode (compute "_" memory partition, lower case).
@@ -354,8 +355,8 @@ ContainerDeviceRecord ResolvePodDevice(ResourceKind kind, const std::string& id,
       return RdmaRecord(*d, source);
     }
   }
-  ContainerDeviceRecord raw{std::string(kKindNames[static_cast<int>(kind)]), id,
-                            "", std::string(source)};
+  ContainerDeviceRecord raw{kKinds[static_cast<int>(kind)], id, "",
+                            std::string(source)};
   // "MIG-GPU-<parent uuid>/<gi>/<ci>" (drivers before R470) names its GPU.
   if (kind == ResourceKind::kGpu && id.starts_with("MIG-GPU-")) {
     std::string_view parent = std::string_view(id).substr(4);
@@ -432,7 +433,7 @@ std::vector<ContainerDeviceRecord> DevicesFromPodResources(
 std::vector<ContainerDeviceRecord> MergeDevices(
     std::vector<ContainerDeviceRecord> from_pod_resources,
     std::vector<ContainerDeviceRecord> from_oci_spec) {
-  std::set<std::string> pod_kinds;
+  std::set<DeviceKind> pod_kinds;
   for (const ContainerDeviceRecord& r : from_pod_resources) {
     pod_kinds.insert(r.kind);
   }

@@ -28,11 +28,9 @@
 
 namespace lens::containers {
 
-// ContainerDeviceRecord::kind values. "device": a device-plugin resource
-// that is neither a GPU nor an RDMA resource, kept as the plugin named it.
-inline constexpr std::string_view kDeviceKindGpu = "gpu";
-inline constexpr std::string_view kDeviceKindRdma = "rdma";
-inline constexpr std::string_view kDeviceKindOther = "device";
+// ContainerDeviceRecord::kind: DeviceKind::kOther ("device") is a
+// device-plugin resource that is neither a GPU nor an RDMA resource, kept as
+// the plugin named it.
 
 // The device key of `gpu` (an element of `inventory.gpus`, or equal to one)
 // as described above.

@@ -10,9 +10,11 @@ namespace lens {
 
 void ContainerTracker::Impl::ApplyList(
     const std::vector<RuntimeContainer>& list) {
+  using T = ContainerEventType;
+  using S = ContainerState;
   Timestamp now = Now();
   struct Change {
-    std::string type;
+    ContainerEventType type;
     Timestamp at;
     ContainerRecord record;
   };
@@ -30,33 +32,34 @@ void ContainerTracker::Impl::ApplyList(
         // so a container seen again after a restart of the agent stores no
         // second create/start/exit. A start or exit whose time is unknown
         // is left to the snapshot's state.
-        changes.push_back({"create", e.record.created_at, e.record});
+        changes.push_back({T::kCreate, e.record.created_at, e.record});
         if (e.record.started_at) {
-          changes.push_back({"start", *e.record.started_at, e.record});
+          changes.push_back({T::kStart, *e.record.started_at, e.record});
         }
-        if (e.record.state == "exited" && e.record.finished_at) {
-          changes.push_back({"exit", *e.record.finished_at, e.record});
+        if (e.record.state == S::kExited && e.record.finished_at) {
+          changes.push_back({T::kExit, *e.record.finished_at, e.record});
         }
       } else {
         if (!e.record.started_at) {
           e.record.started_at = old->second.record.started_at;
         }
-        std::string type =
+        const std::optional<T> type =
             containers::DiffEventType(old->second.record, e.record);
         Timestamp at = now;
-        if (type == "start" && e.record.started_at) at = *e.record.started_at;
-        if (type == "exit" && e.record.finished_at) at = *e.record.finished_at;
-        if (!type.empty()) changes.push_back({type, at, e.record});
+        if (type == T::kStart && e.record.started_at) at = *e.record.started_at;
+        if (type == T::kExit && e.record.finished_at)
+          at = *e.record.finished_at;
+        if (type) changes.push_back({*type, at, e.record});
       }
       all.push_back(e.record);
       next.emplace(c.id, std::move(e));
     }
     for (auto& [id, old] : entries_) {
       if (next.count(id) != 0) continue;
-      old.record.state = "deleted";
+      old.record.state = S::kDeleted;
       old.record.pid = 0;
       old.record.updated_at = now;
-      changes.push_back({"delete", now, old.record});
+      changes.push_back({T::kDelete, now, old.record});
     }
     entries_ = std::move(next);
   }
@@ -79,24 +82,26 @@ StatusOr<Entry*> ContainerTracker::Impl::Fetch(const std::string& id) {
 void ContainerTracker::Impl::ApplyEvent(const RuntimeEvent& e) {
   ++applied_events_;
   if (e.exec) return;  // an exec'd process: the container is unchanged
-  using T = RuntimeTopic;
-  const T t = e.topic;
-  std::string type;
+  using R = RuntimeTopic;
+  using T = ContainerEventType;
+  using S = ContainerState;
+  const R t = e.topic;
+  T type = T::kUnknown;
   Timestamp at = e.at;
   ContainerRecord record;
-  if (t == T::kContainerCreate || t == T::kContainerUpdate) {
+  if (t == R::kContainerCreate || t == R::kContainerUpdate) {
     auto entry = Fetch(e.container_id);
     if (!entry.ok()) return;  // already gone: its delete event follows
-    type = t == T::kContainerCreate ? "create" : "update";
+    type = t == R::kContainerCreate ? T::kCreate : T::kUpdate;
     std::lock_guard lock(mu_);
     record = (*entry)->record;
-    if (t == T::kContainerCreate)
+    if (t == R::kContainerCreate)
       at = record.created_at;  // as a list would say
   } else {
     std::unique_lock lock(mu_);
     auto it = entries_.find(e.container_id);
     if (it == entries_.end()) {
-      if (t == T::kContainerDelete) return;
+      if (t == R::kContainerDelete) return;
       lock.unlock();
       if (!Fetch(e.container_id).ok()) return;
       lock.lock();
@@ -106,19 +111,19 @@ void ContainerTracker::Impl::ApplyEvent(const RuntimeEvent& e) {
     ContainerRecord& r = it->second.record;
     r.updated_at = e.at;
     switch (t) {
-      case T::kContainerDelete:
-        type = "delete";
-        r.state = "deleted";
+      case R::kContainerDelete:
+        type = T::kDelete;
+        r.state = S::kDeleted;
         r.pid = 0;
         break;
-      case T::kTaskCreate:
-        type = "task-create";
-        r.state = "created";
+      case R::kTaskCreate:
+        type = T::kTaskCreate;
+        r.state = S::kCreated;
         r.pid = e.pid;
         break;
-      case T::kTaskStart:
-        type = "start";
-        r.state = "running";
+      case R::kTaskStart:
+        type = T::kStart;
+        r.state = S::kRunning;
         r.pid = e.pid;
         r.started_at =
             containers::ProcessStartTime(options_.roots, e.pid).value_or(e.at);
@@ -126,32 +131,32 @@ void ContainerTracker::Impl::ApplyEvent(const RuntimeEvent& e) {
         r.exit_code.reset();
         r.finished_at.reset();
         break;
-      case T::kTaskExit:
-      case T::kTaskDelete:
-        type = t == T::kTaskExit ? "exit" : "task-delete";
-        r.state = "exited";
+      case R::kTaskExit:
+      case R::kTaskDelete:
+        type = t == R::kTaskExit ? T::kExit : T::kTaskDelete;
+        r.state = S::kExited;
         r.pid = 0;
         if (e.exit_status) r.exit_code = e.exit_status;
         if (e.exited_at) r.finished_at = e.exited_at;
-        if (t == T::kTaskExit && r.finished_at) at = *r.finished_at;
+        if (t == R::kTaskExit && r.finished_at) at = *r.finished_at;
         break;
-      case T::kTaskOom:
-        type = "oom";
+      case R::kTaskOom:
+        type = T::kOom;
         break;
-      case T::kTaskPaused:
-        type = "pause";
-        r.state = "paused";
+      case R::kTaskPaused:
+        type = T::kPause;
+        r.state = S::kPaused;
         break;
-      case T::kTaskResumed:
-        type = "resume";
-        r.state = "running";
+      case R::kTaskResumed:
+        type = T::kResume;
+        r.state = S::kRunning;
         break;
-      case T::kContainerCreate:
-      case T::kContainerUpdate:
+      case R::kContainerCreate:
+      case R::kContainerUpdate:
         return;  // handled above
     }
     record = r;
-    if (t == T::kContainerDelete) entries_.erase(it);
+    if (t == R::kContainerDelete) entries_.erase(it);
   }
   Emit(type, at, record);
 }
@@ -164,13 +169,14 @@ void ContainerTracker::Impl::Reresolve() {
       auto devices = containers::ResolveDevices(e.record, e.spec, Context());
       ContainerRecord next = e.record;
       next.devices = std::move(devices);
-      if (containers::DiffEventType(e.record, next).empty()) continue;
+      if (!containers::DiffEventType(e.record, next)) continue;
       next.updated_at = Now();
       e.record = next;
       changed.push_back(std::move(next));
     }
   }
-  for (const ContainerRecord& r : changed) Emit("update", r.updated_at, r);
+  for (const ContainerRecord& r : changed)
+    Emit(ContainerEventType::kUpdate, r.updated_at, r);
 }
 
 ContainerTracker::ContainerTracker(ContainerTrackerOptions options)

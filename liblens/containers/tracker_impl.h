@@ -94,13 +94,13 @@ class ContainerTracker::Impl {
     return {&options_, &inventory_, &allocations_};
   }
 
-  void Emit(std::string type, Timestamp at, const ContainerRecord& record,
-            std::string detail = "{}") {
+  void Emit(ContainerEventType type, Timestamp at,
+            const ContainerRecord& record, std::string detail = "{}") {
     if (!listener_) return;
     ContainerChange change;
     change.event.container_id = record.container_id;
     change.event.node = options_.node;
-    change.event.event_type = std::move(type);
+    change.event.event_type = type;
     change.event.at = at;
     change.event.detail_json = std::move(detail);
     change.container = record;

@@ -3,111 +3,95 @@
 
 #include "lens/store.h"
 #include "store/db.h"
+#include "store/table.h"
 #include "store/text.h"
 
 namespace lens {
 namespace {
 
-using store::ColumnKind;
 using store::Conn;
 using store::Param;
 using store::Rows;
 
-constexpr std::string_view kContainerSelect =
-    "container_id, node, runtime_namespace, pod_uid, pod_name, pod_namespace, "
-    "container_name, image, state, privileged, pid, exit_code, labels, "
-    "lens_us(created_at), lens_us(started_at), lens_us(finished_at), "
-    "lens_us(updated_at)";
+// At most this many devices per container.
+constexpr size_t kMaxDevices = 1024;
 
-constexpr store::Column kContainerColumns[] = {
-    {"container_id"},
-    {"node"},
-    {"runtime_namespace"},
-    {"pod_uid"},
-    {"pod_name"},
-    {"pod_namespace"},
-    {"container_name"},
-    {"image"},
-    {"state"},
-    {"privileged"},
-    {"pid"},
-    {"exit_code"},
-    {"labels", ColumnKind::kJson},
-    {"created_at", ColumnKind::kTimestamp},
-    {"started_at", ColumnKind::kTimestamp},
-    {"finished_at", ColumnKind::kTimestamp},
-    {"updated_at", ColumnKind::kTimestamp}};
-
-constexpr store::Column kDeviceColumns[] = {
-    {"container_id"}, {"kind"}, {"device_key"}, {"bdf"}, {"source"}};
-
-ContainerRecord ReadContainer(const Rows& r, size_t i) {
-  ContainerRecord c;
-  c.container_id = r.Text(i, 0);
-  c.node = r.Text(i, 1);
-  c.runtime_namespace = r.Text(i, 2);
-  c.pod_uid = r.Text(i, 3);
-  c.pod_name = r.Text(i, 4);
-  c.pod_namespace = r.Text(i, 5);
-  c.container_name = r.Text(i, 6);
-  c.image = r.Text(i, 7);
-  c.state = r.Text(i, 8);
-  c.privileged = r.Bool(i, 9);
-  c.pid = r.Int(i, 10);
-  if (!r.IsNull(i, 11)) c.exit_code = static_cast<int32_t>(r.Int(i, 11));
-  c.labels_json = r.Text(i, 12);
-  c.created_at = store::FromUs(r.Int(i, 13));
-  if (!r.IsNull(i, 14)) c.started_at = store::FromUs(r.Int(i, 14));
-  if (!r.IsNull(i, 15)) c.finished_at = store::FromUs(r.Int(i, 15));
-  c.updated_at = store::FromUs(r.Int(i, 16));
-  return c;
+const store::Table<ContainerRecord>& Containers() {
+  using R = ContainerRecord;
+  namespace f = store::field;
+  static const store::Table<R> t(
+      "node_containers", 1,
+      {f::Key("container_id", &R::container_id), f::Key("node", &R::node),
+       f::Name("runtime_namespace", &R::runtime_namespace),
+       f::Name("pod_uid", &R::pod_uid), f::Name("pod_name", &R::pod_name),
+       f::Name("pod_namespace", &R::pod_namespace),
+       f::Name("container_name", &R::container_name),
+       f::Text("image", &R::image),
+       f::Enum("state", &R::state, &ParseContainerState),
+       f::Bool("privileged", &R::privileged), f::Int("pid", &R::pid),
+       f::OptInt("exit_code", &R::exit_code),
+       f::LabelsColumn("labels", &R::labels),
+       f::CreatedAt("created_at", &R::created_at, &R::updated_at),
+       f::OptTime("started_at", &R::started_at),
+       f::OptTime("finished_at", &R::finished_at),
+       f::Time("updated_at", &R::updated_at),
+       f::Rule<R>([](std::string_view, R* c) {
+         if (c->devices.size() <= kMaxDevices) return OkStatus();
+         return InvalidArgumentError(
+             "node_container_devices: container " + c->container_id +
+             " lists " + std::to_string(c->devices.size()) +
+             " devices (limit " + std::to_string(kMaxDevices) + ")");
+       })},
+      // A writer that saw the container only in a list (after a restart)
+      // may not know when it started; what an earlier writer stored stays.
+      {.keep = {"created_at"}, .keep_if_null = {"started_at"}});
+  return t;
 }
 
-Status CheckContainer(ContainerRecord* c) {
-  constexpr std::string_view t = "node_containers";
-  LENS_RETURN_IF_ERROR(store::CheckKey(t, "container_id", &c->container_id));
-  LENS_RETURN_IF_ERROR(store::CheckKey(t, "node", &c->node));
-  LENS_RETURN_IF_ERROR(
-      store::CheckTexts(t,
-                        {{"runtime_namespace", &c->runtime_namespace},
-                         {"pod_uid", &c->pod_uid},
-                         {"pod_name", &c->pod_name},
-                         {"pod_namespace", &c->pod_namespace},
-                         {"container_name", &c->container_name},
-                         {"state", &c->state}},
-                        store::kMaxKeyBytes));
-  LENS_RETURN_IF_ERROR(
-      store::CheckText(t, "image", &c->image, store::kMaxTextBytes));
-  LENS_RETURN_IF_ERROR(store::CheckJson(t, "labels", &c->labels_json));
-  LENS_RETURN_IF_ERROR(store::CheckTimes(t, &c->created_at, c->updated_at));
-  if (c->devices.size() > 1024) {
-    return InvalidArgumentError(
-        "node_container_devices: container " + c->container_id + " lists " +
-        std::to_string(c->devices.size()) + " devices (limit 1024)");
-  }
-  for (ContainerDeviceRecord& d : c->devices) {
-    constexpr std::string_view dt = "node_container_devices";
-    LENS_RETURN_IF_ERROR(store::CheckKey(dt, "kind", &d.kind));
-    LENS_RETURN_IF_ERROR(store::CheckKey(dt, "device_key", &d.device_key));
-    LENS_RETURN_IF_ERROR(
-        store::CheckText(dt, "bdf", &d.bdf, store::kMaxKeyBytes));
-    LENS_RETURN_IF_ERROR(
-        store::CheckText(dt, "source", &d.source, store::kMaxKeyBytes));
-  }
-  return OkStatus();
+// A row of node_container_devices: a device and the container holding it.
+struct HeldDevice : ContainerDeviceRecord {
+  std::string container_id;
+};
+
+DeviceKind KindOf(std::string_view text) {
+  return ParseDeviceKind(text).value_or(DeviceKind::kOther);
+}
+
+const store::Table<HeldDevice>& Devices() {
+  using R = HeldDevice;
+  namespace f = store::field;
+  static const store::Table<R> t(
+      "node_container_devices", 3,
+      {f::Key<R>("container_id", &R::container_id),
+       f::Enum<R, DeviceKind>("kind", &R::kind, &KindOf),
+       f::Key<R>("device_key", &R::device_key), f::Name<R>("bdf", &R::bdf),
+       f::Name<R>("source", &R::source)});
+  return t;
+}
+
+const store::Table<ContainerEventRecord>& Events() {
+  using R = ContainerEventRecord;
+  namespace f = store::field;
+  static const store::Table<R> t(
+      "node_container_events", 3,
+      {f::Key("container_id", &R::container_id),
+       f::Enum("event_type", &R::event_type, &ParseContainerEventType),
+       f::Time("at", &R::at), f::Key("node", &R::node),
+       f::Int("sequence", &R::sequence), f::Json("detail", &R::detail_json)});
+  return t;
 }
 
 Status LoadDevices(Conn& c, ContainerRecord* rec) {
   Rows rows;
   const Param p[] = {std::string_view(rec->container_id)};
-  LENS_RETURN_IF_ERROR(c.Execute(
-      "SELECT kind, device_key, bdf, source FROM node_container_devices "
-      "WHERE container_id = $1 ORDER BY kind, device_key",
-      p, &rows));
+  LENS_RETURN_IF_ERROR(
+      c.Execute("SELECT " + Devices().select() +
+                    " FROM node_container_devices WHERE container_id = $1 "
+                    "ORDER BY kind, device_key",
+                p, &rows));
   rec->devices.clear();
   for (size_t i = 0; i < rows.size(); ++i) {
-    rec->devices.push_back(
-        {rows.Text(i, 0), rows.Text(i, 1), rows.Text(i, 2), rows.Text(i, 3)});
+    rec->devices.push_back(Devices().Read(rows, i));
   }
   return OkStatus();
 }
@@ -116,47 +100,33 @@ Status LoadDevices(Conn& c, ContainerRecord* rec) {
 
 Status ContainerRepository::UpsertContainers(
     std::span<const ContainerRecord> in) {
-  std::vector<ContainerRecord> containers(in.begin(), in.end());
-  std::vector<std::vector<Param>> rows, devices;
-  for (ContainerRecord& c : containers) {
-    LENS_RETURN_IF_ERROR(CheckContainer(&c));
-  }
-  // A container repeated in one batch: its last state wins, devices included.
+  store::Batch<ContainerRecord> batch;
+  LENS_RETURN_IF_ERROR(Containers().Prepare(in, &batch));
+  // A container repeated in one batch: its last state wins (UpsertRows keeps
+  // the last row of a key), devices included.
+  std::vector<HeldDevice> held;
   std::unordered_set<std::string_view> seen;
-  for (auto it = containers.rbegin(); it != containers.rend(); ++it) {
-    const ContainerRecord& c = *it;
+  std::vector<std::string_view> ids;
+  for (size_t i = batch.records.size(); i-- > 0;) {
+    const ContainerRecord& c = batch.records[i];
     if (!seen.insert(c.container_id).second) continue;
-    rows.push_back(
-        {c.container_id, c.node, c.runtime_namespace, c.pod_uid, c.pod_name,
-         c.pod_namespace, c.container_name, c.image, c.state, c.privileged,
-         c.pid, c.exit_code ? Param(int64_t{*c.exit_code}) : Param(),
-         c.labels_json, store::Us(c.created_at), store::OptUs(c.started_at),
-         store::OptUs(c.finished_at), store::Us(c.updated_at)});
+    ids.push_back(c.container_id);
     for (const ContainerDeviceRecord& d : c.devices) {
-      devices.push_back(
-          {c.container_id, d.kind, d.device_key, d.bdf, d.source});
+      held.push_back({d, c.container_id});
     }
   }
-  static constexpr std::string_view kKeep[] = {"created_at"};
-  // A writer that saw the container only in a list (after a restart) may
-  // not know when it started; what an earlier writer stored stays.
-  static constexpr std::string_view kKeepIfNull[] = {"started_at"};
+  store::Batch<HeldDevice> devices;
+  LENS_RETURN_IF_ERROR(Devices().Prepare(held, &devices));
   return db_->Write([&](Conn& conn) -> Status {
     LENS_RETURN_IF_ERROR(
-        store::UpsertRows(conn,
-                          {"node_containers", kContainerColumns, 1, kKeep,
-                           false, kKeepIfNull},
-                          rows)
-            .status());
+        store::UpsertRows(conn, Containers().upsert(), batch.rows).status());
     // Replace each container's device set: delete, then insert the current.
-    for (const auto& row : rows) {
-      const Param p[] = {row[0]};
+    for (const std::string_view id : ids) {
+      const Param p[] = {id};
       LENS_RETURN_IF_ERROR(conn.Execute(
           "DELETE FROM node_container_devices WHERE container_id = $1", p));
     }
-    return store::UpsertRows(
-               conn, {"node_container_devices", kDeviceColumns, 3}, devices)
-        .status();
+    return store::UpsertRows(conn, Devices().upsert(), devices.rows).status();
   });
 }
 
@@ -167,13 +137,13 @@ StatusOr<ContainerRecord> ContainerRepository::GetContainer(
   LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) -> Status {
     Rows rows;
     const Param p[] = {id};
-    LENS_RETURN_IF_ERROR(c.Execute("SELECT " + std::string(kContainerSelect) +
+    LENS_RETURN_IF_ERROR(c.Execute("SELECT " + Containers().select() +
                                        " FROM node_containers WHERE "
                                        "container_id = $1",
                                    p, &rows));
     found = !rows.empty();
     if (!found) return OkStatus();
-    out = ReadContainer(rows, 0);
+    out = Containers().Read(rows, 0);
     return LoadDevices(c, &out);
   }));
   if (!found) {
@@ -194,16 +164,14 @@ StatusOr<Page<ContainerRecord>> ContainerRepository::ListContainers(
   store::Filter f;
   f.AddIf(!q.node.empty(), "node = ?", q.node);
   f.AddIf(!q.pod_uid.empty(), "pod_uid = ?", q.pod_uid);
-  f.AddIf(!q.state.empty(), "state = ?", q.state);
+  f.AddIf(q.state.has_value(), "state = ?",
+          q.state ? ToString(*q.state) : std::string_view());
   Page<ContainerRecord> page{{}, 0, q.page.page_num, q.page.page_size};
   LENS_ASSIGN_OR_RETURN(
       Rows rows,
-      store::ReadPage(*db_, "node_containers" + f.sql(),
-                      std::string(kContainerSelect), order + ", container_id",
-                      q.page, f, &page.total));
-  for (size_t i = 0; i < rows.size(); ++i) {
-    page.items.push_back(ReadContainer(rows, i));
-  }
+      store::ReadPage(*db_, "node_containers" + f.sql(), Containers().select(),
+                      order + ", container_id", q.page, f, &page.total));
+  page.items = Containers().ReadAll(rows);
   LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) -> Status {
     for (ContainerRecord& rec : page.items) {
       LENS_RETURN_IF_ERROR(LoadDevices(c, &rec));
@@ -246,22 +214,7 @@ StatusOr<int64_t> ContainerRepository::MarkMissingDeleted(
 
 Status ContainerRepository::AddContainerEvents(
     std::span<const ContainerEventRecord> in) {
-  constexpr std::string_view t = "node_container_events";
-  std::vector<ContainerEventRecord> events(in.begin(), in.end());
-  std::vector<std::vector<Param>> rows;
-  for (ContainerEventRecord& e : events) {
-    LENS_RETURN_IF_ERROR(store::CheckKey(t, "container_id", &e.container_id));
-    LENS_RETURN_IF_ERROR(store::CheckKey(t, "node", &e.node));
-    LENS_RETURN_IF_ERROR(store::CheckKey(t, "event_type", &e.event_type));
-    LENS_RETURN_IF_ERROR(store::CheckJson(t, "detail", &e.detail_json));
-    LENS_RETURN_IF_ERROR(store::CheckTime(t, "at", e.at));
-    rows.push_back({e.container_id, e.event_type, store::Us(e.at), e.node,
-                    e.sequence, e.detail_json});
-  }
-  static constexpr store::Column kColumns[] = {
-      {"container_id"}, {"event_type"}, {"at", ColumnKind::kTimestamp},
-      {"node"},         {"sequence"},   {"detail", ColumnKind::kJson}};
-  return store::WriteRows(*db_, {t, kColumns, 3}, rows);
+  return Events().Write(*db_, in);
 }
 
 StatusOr<Page<ContainerEventRecord>> ContainerRepository::ListContainerEvents(
@@ -273,34 +226,28 @@ StatusOr<Page<ContainerEventRecord>> ContainerRepository::ListContainerEvents(
   Page<ContainerEventRecord> page{
       {}, 0, page_request.page_num, page_request.page_size};
   LENS_ASSIGN_OR_RETURN(
-      Rows rows,
-      store::ReadPage(*db_, "node_container_events" + f.sql(),
-                      "container_id, node, event_type, sequence, detail, "
-                      "lens_us(at)",
-                      "at, id", page_request, f, &page.total));
-  for (size_t i = 0; i < rows.size(); ++i) {
-    page.items.push_back({rows.Text(i, 0), rows.Text(i, 1), rows.Text(i, 2),
-                          rows.Int(i, 3), rows.Text(i, 4),
-                          store::FromUs(rows.Int(i, 5))});
-  }
+      Rows rows, store::ReadPage(*db_, "node_container_events" + f.sql(),
+                                 Events().select(), "at, id", page_request, f,
+                                 &page.total));
+  page.items = Events().ReadAll(rows);
   return page;
 }
 
 StatusOr<std::vector<ContainerRecord>> ContainerRepository::FindDeviceHolders(
-    std::string_view kind, std::string_view device_key) {
+    DeviceKind kind, std::string_view device_key) {
   std::vector<ContainerRecord> out;
   LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) -> Status {
     out.clear();
     Rows rows;
-    const Param p[] = {kind, device_key};
+    const Param p[] = {ToString(kind), device_key};
     LENS_RETURN_IF_ERROR(c.Execute(
-        "SELECT " + std::string(kContainerSelect) +
+        "SELECT " + Containers().select() +
             " FROM node_containers WHERE state <> 'deleted' AND container_id "
             "IN (SELECT container_id FROM node_container_devices WHERE kind = "
             "$1 AND device_key = $2) ORDER BY container_id",
         p, &rows));
     for (size_t i = 0; i < rows.size(); ++i) {
-      out.push_back(ReadContainer(rows, i));
+      out.push_back(Containers().Read(rows, i));
       LENS_RETURN_IF_ERROR(LoadDevices(c, &out.back()));
     }
     return OkStatus();

@@ -3,71 +3,15 @@
 
 #include "lens/store.h"
 #include "store/db.h"
+#include "store/table.h"
 #include "store/text.h"
 
 namespace lens {
 namespace {
 
-using store::ColumnKind;
 using store::Conn;
 using store::Param;
 using store::Rows;
-
-constexpr store::Column kGpuColumns[] = {
-    {"node"},      {"gpu_index"},
-    {"vendor"},    {"model"},
-    {"serial"},    {"uuid"},
-    {"bdf"},       {"vram_bytes"},
-    {"numa_node"}, {"updated_at", ColumnKind::kTimestamp}};
-
-constexpr store::Column kRdmaColumns[] = {
-    {"node"},       {"name"},      {"node_guid"},
-    {"fw_version"}, {"board_id"},  {"bdf"},
-    {"netdev"},     {"numa_node"}, {"updated_at", ColumnKind::kTimestamp}};
-
-constexpr store::Column kChangeColumns[] = {{"node"},
-                                            {"kind"},
-                                            {"device_key"},
-                                            {"op"},
-                                            {"at", ColumnKind::kTimestamp},
-                                            {"old_serial"},
-                                            {"new_serial"}};
-
-constexpr std::string_view kGpuSelect =
-    "SELECT node, gpu_index, vendor, model, serial, uuid, bdf, vram_bytes, "
-    "numa_node, lens_us(updated_at) FROM gpu_devices";
-constexpr std::string_view kRdmaSelect =
-    "SELECT node, name, node_guid, fw_version, board_id, bdf, netdev, "
-    "numa_node, lens_us(updated_at) FROM rdma_devices";
-
-GpuDeviceRecord ReadGpu(const Rows& r, size_t i) {
-  GpuDeviceRecord g;
-  g.node = r.Text(i, 0);
-  g.gpu_index = static_cast<int32_t>(r.Int(i, 1));
-  g.vendor = r.Text(i, 2);
-  g.model = r.Text(i, 3);
-  g.serial = r.Text(i, 4);
-  g.uuid = r.Text(i, 5);
-  g.bdf = r.Text(i, 6);
-  g.vram_bytes = r.Int(i, 7);
-  g.numa_node = static_cast<int32_t>(r.Int(i, 8));
-  g.updated_at = store::FromUs(r.Int(i, 9));
-  return g;
-}
-
-RdmaDeviceRecord ReadRdma(const Rows& r, size_t i) {
-  RdmaDeviceRecord d;
-  d.node = r.Text(i, 0);
-  d.name = r.Text(i, 1);
-  d.node_guid = r.Text(i, 2);
-  d.fw_version = r.Text(i, 3);
-  d.board_id = r.Text(i, 4);
-  d.bdf = r.Text(i, 5);
-  d.netdev = r.Text(i, 6);
-  d.numa_node = static_cast<int32_t>(r.Int(i, 7));
-  d.updated_at = store::FromUs(r.Int(i, 8));
-  return d;
-}
 
 std::string_view ChangeName(DeviceChange c) {
   switch (c) {
@@ -86,6 +30,58 @@ DeviceChange ChangeFromName(std::string_view s) {
   return DeviceChange::kReplace;
 }
 
+DeviceKind KindOf(std::string_view text) {
+  return ParseDeviceKind(text).value_or(DeviceKind::kOther);
+}
+
+const store::Table<GpuDeviceRecord>& Gpus() {
+  using R = GpuDeviceRecord;
+  namespace f = store::field;
+  static const store::Table<R> t(
+      "gpu_devices", 2,
+      {f::Key("node", &R::node), f::Int("gpu_index", &R::gpu_index),
+       f::Name("vendor", &R::vendor), f::Name("model", &R::model),
+       f::Name("serial", &R::serial), f::Name("uuid", &R::uuid),
+       f::Name("bdf", &R::bdf), f::Int("vram_bytes", &R::vram_bytes),
+       f::Int("numa_node", &R::numa_node),
+       f::Time("updated_at", &R::updated_at),
+       f::Rule<R>([](std::string_view t, R* g) {
+         if (g->gpu_index >= 0) return OkStatus();
+         return InvalidArgumentError(std::string(t) +
+                                     ".gpu_index: must be >= 0, got " +
+                                     std::to_string(g->gpu_index));
+       })});
+  return t;
+}
+
+const store::Table<RdmaDeviceRecord>& Rdmas() {
+  using R = RdmaDeviceRecord;
+  namespace f = store::field;
+  static const store::Table<R> t(
+      "rdma_devices", 2,
+      {f::Key("node", &R::node), f::Key("name", &R::name),
+       f::Name("node_guid", &R::node_guid),
+       f::Name("fw_version", &R::fw_version), f::Name("board_id", &R::board_id),
+       f::Name("bdf", &R::bdf), f::Name("netdev", &R::netdev),
+       f::Int("numa_node", &R::numa_node),
+       f::Time("updated_at", &R::updated_at)});
+  return t;
+}
+
+const store::Table<DeviceChangeRecord>& Changes() {
+  using R = DeviceChangeRecord;
+  namespace f = store::field;
+  static const store::Table<R> t(
+      "node_device_changelog", 5,
+      {f::Key("node", &R::node), f::Enum("kind", &R::kind, &KindOf),
+       f::Key("device_key", &R::device_key),
+       f::Enum("op", &R::change, &ChangeFromName, &ChangeName),
+       f::Time("at", &R::at), f::Name("old_serial", &R::old_serial),
+       f::Name("new_serial", &R::new_serial)},
+      {.do_nothing = true});
+  return t;
+}
+
 Status RequireNode(Conn& c, std::string_view node) {
   Rows rows;
   const Param p[] = {node};
@@ -98,38 +94,37 @@ Status RequireNode(Conn& c, std::string_view node) {
   return OkStatus();
 }
 
-// One sync, generic over the device kind: `wanted` maps key -> (identity,
-// row params); `table`/`key_column`/`id_column` name the stored side.
+// One sync, generic over the device table: `wanted` maps key -> identity;
+// `rows` are the table's rows for this node.
 struct SyncSpec {
-  std::string_view kind;  // "gpu" / "rdma"
-  std::string_view table;
+  DeviceKind kind;
+  store::UpsertSpec table;
   std::string_view key_column;
   std::string_view id_column;
-  std::span<const store::Column> columns;
 };
 
 Status Sync(Conn& c, const SyncSpec& spec, std::string_view node,
             const std::map<std::string, std::string>& wanted,
-            const std::vector<std::vector<Param>>& rows, int64_t now,
+            std::span<const std::vector<Param>> rows, Timestamp now,
             DeviceSyncResult* result) {
   *result = {};
   LENS_RETURN_IF_ERROR(RequireNode(c, node));
+  const std::string table(spec.table.table);
   Rows stored_rows;
   const Param p[] = {node};
   LENS_RETURN_IF_ERROR(c.Execute("SELECT " + std::string(spec.key_column) +
                                      ", " + std::string(spec.id_column) +
-                                     " FROM " + std::string(spec.table) +
-                                     " WHERE node = $1",
+                                     " FROM " + table + " WHERE node = $1",
                                  p, &stored_rows));
   std::map<std::string, std::string> stored;
   for (size_t i = 0; i < stored_rows.size(); ++i) {
     stored[stored_rows.Text(i, 0)] = stored_rows.Text(i, 1);
   }
-  std::vector<std::vector<Param>> changes;
+  std::vector<DeviceChangeRecord> changes;
   auto change = [&](const std::string& key, DeviceChange op,
                     std::string_view old_id, std::string_view new_id) {
-    changes.push_back({node, spec.kind, std::string_view(key), ChangeName(op),
-                       now, old_id, new_id});
+    changes.push_back({std::string(node), spec.kind, key, op,
+                       std::string(old_id), std::string(new_id), now});
   };
   for (const auto& [key, id] : wanted) {
     auto it = stored.find(key);
@@ -149,16 +144,15 @@ Status Sync(Conn& c, const SyncSpec& spec, std::string_view node,
     ++result->deleted;
     // gpu_index is an integer column: compare as text on both engines.
     const Param d[] = {node, std::string_view(key)};
-    LENS_RETURN_IF_ERROR(c.Execute(
-        "DELETE FROM " + std::string(spec.table) + " WHERE node = $1 AND " +
-            "CAST(" + std::string(spec.key_column) + " AS TEXT) = $2",
-        d));
+    LENS_RETURN_IF_ERROR(
+        c.Execute("DELETE FROM " + table + " WHERE node = $1 AND CAST(" +
+                      std::string(spec.key_column) + " AS TEXT) = $2",
+                  d));
   }
-  LENS_RETURN_IF_ERROR(
-      store::UpsertRows(c, {spec.table, spec.columns, 2}, rows).status());
-  return store::UpsertRows(
-             c, {"node_device_changelog", kChangeColumns, 5, {}, true}, changes)
-      .status();
+  LENS_RETURN_IF_ERROR(store::UpsertRows(c, spec.table, rows).status());
+  store::Batch<DeviceChangeRecord> log;
+  LENS_RETURN_IF_ERROR(Changes().Prepare(changes, &log));
+  return store::UpsertRows(c, Changes().upsert(), log.rows).status();
 }
 
 }  // namespace
@@ -171,20 +165,14 @@ StatusOr<DeviceSyncResult> NodeRepository::SyncGpuDevices(
   LENS_RETURN_IF_ERROR(store::CheckKey(t, "node", &node));
   LENS_RETURN_IF_ERROR(store::CheckTime(t, "now", now));
   std::vector<GpuDeviceRecord> gpus(devices.begin(), devices.end());
-  std::map<std::string, std::string> wanted;
-  std::vector<std::vector<Param>> rows;
   for (GpuDeviceRecord& g : gpus) {
-    LENS_RETURN_IF_ERROR(store::CheckTexts(t,
-                                           {{"vendor", &g.vendor},
-                                            {"model", &g.model},
-                                            {"serial", &g.serial},
-                                            {"uuid", &g.uuid},
-                                            {"bdf", &g.bdf}},
-                                           store::kMaxKeyBytes));
-    if (g.gpu_index < 0) {
-      return InvalidArgumentError("gpu_devices.gpu_index: must be >= 0, got " +
-                                  std::to_string(g.gpu_index));
-    }
+    g.node = node;
+    g.updated_at = now;
+  }
+  store::Batch<GpuDeviceRecord> batch;
+  LENS_RETURN_IF_ERROR(Gpus().Prepare(gpus, &batch));
+  std::map<std::string, std::string> wanted;
+  for (const GpuDeviceRecord& g : batch.records) {
     // Identity: the serial, or the BDF for GPUs that report no serial.
     const std::string key = std::to_string(g.gpu_index);
     if (!wanted.emplace(key, g.serial.empty() ? g.bdf : g.serial).second) {
@@ -192,17 +180,12 @@ StatusOr<DeviceSyncResult> NodeRepository::SyncGpuDevices(
                                   " appears twice for node " + node);
     }
   }
-  for (const GpuDeviceRecord& g : gpus) {
-    rows.push_back({std::string_view(node), int64_t{g.gpu_index}, g.vendor,
-                    g.model, g.serial, g.uuid, g.bdf, g.vram_bytes,
-                    int64_t{g.numa_node}, store::Us(now)});
-  }
   DeviceSyncResult result;
   LENS_RETURN_IF_ERROR(db_->Write([&](Conn& c) {
     return Sync(c,
-                {"gpu", t, "gpu_index",
-                 "CASE WHEN serial = '' THEN bdf ELSE serial END", kGpuColumns},
-                node, wanted, rows, store::Us(now), &result);
+                {DeviceKind::kGpu, Gpus().upsert(), "gpu_index",
+                 "CASE WHEN serial = '' THEN bdf ELSE serial END"},
+                node, wanted, batch.rows, now, &result);
   }));
   return result;
 }
@@ -215,31 +198,23 @@ StatusOr<DeviceSyncResult> NodeRepository::SyncRdmaDevices(
   LENS_RETURN_IF_ERROR(store::CheckKey(t, "node", &node));
   LENS_RETURN_IF_ERROR(store::CheckTime(t, "now", now));
   std::vector<RdmaDeviceRecord> devs(devices.begin(), devices.end());
-  std::map<std::string, std::string> wanted;
   for (RdmaDeviceRecord& d : devs) {
-    LENS_RETURN_IF_ERROR(store::CheckKey(t, "name", &d.name));
-    LENS_RETURN_IF_ERROR(store::CheckTexts(t,
-                                           {{"node_guid", &d.node_guid},
-                                            {"fw_version", &d.fw_version},
-                                            {"board_id", &d.board_id},
-                                            {"bdf", &d.bdf},
-                                            {"netdev", &d.netdev}},
-                                           store::kMaxKeyBytes));
+    d.node = node;
+    d.updated_at = now;
+  }
+  store::Batch<RdmaDeviceRecord> batch;
+  LENS_RETURN_IF_ERROR(Rdmas().Prepare(devs, &batch));
+  std::map<std::string, std::string> wanted;
+  for (const RdmaDeviceRecord& d : batch.records) {
     if (!wanted.emplace(d.name, d.node_guid).second) {
       return InvalidArgumentError("rdma_devices: device " + d.name +
                                   " appears twice for node " + node);
     }
   }
-  std::vector<std::vector<Param>> rows;
-  for (const RdmaDeviceRecord& d : devs) {
-    rows.push_back({std::string_view(node), d.name, d.node_guid, d.fw_version,
-                    d.board_id, d.bdf, d.netdev, int64_t{d.numa_node},
-                    store::Us(now)});
-  }
   DeviceSyncResult result;
   LENS_RETURN_IF_ERROR(db_->Write([&](Conn& c) {
-    return Sync(c, {"rdma", t, "name", "node_guid", kRdmaColumns}, node, wanted,
-                rows, store::Us(now), &result);
+    return Sync(c, {DeviceKind::kRdma, Rdmas().upsert(), "name", "node_guid"},
+                node, wanted, batch.rows, now, &result);
   }));
   return result;
 }
@@ -249,13 +224,11 @@ StatusOr<std::vector<GpuDeviceRecord>> NodeRepository::ListGpuDevices(
   Rows rows;
   const Param p[] = {node};
   LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute(
-        std::string(kGpuSelect) + " WHERE node = $1 ORDER BY gpu_index", p,
-        &rows);
+    return c.Execute("SELECT " + Gpus().select() +
+                         " FROM gpu_devices WHERE node = $1 ORDER BY gpu_index",
+                     p, &rows);
   }));
-  std::vector<GpuDeviceRecord> out;
-  for (size_t i = 0; i < rows.size(); ++i) out.push_back(ReadGpu(rows, i));
-  return out;
+  return Gpus().ReadAll(rows);
 }
 
 StatusOr<GpuDeviceRecord> NodeRepository::GetGpuDevice(std::string_view node,
@@ -263,15 +236,15 @@ StatusOr<GpuDeviceRecord> NodeRepository::GetGpuDevice(std::string_view node,
   Rows rows;
   const Param p[] = {node, int64_t{index}};
   LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute(
-        std::string(kGpuSelect) + " WHERE node = $1 AND gpu_index = $2", p,
-        &rows);
+    return c.Execute("SELECT " + Gpus().select() +
+                         " FROM gpu_devices WHERE node = $1 AND gpu_index = $2",
+                     p, &rows);
   }));
   if (rows.empty()) {
     return NotFoundError("gpu " + std::to_string(index) + " of node '" +
                          std::string(node) + "' not found");
   }
-  return ReadGpu(rows, 0);
+  return Gpus().Read(rows, 0);
 }
 
 StatusOr<std::vector<RdmaDeviceRecord>> NodeRepository::ListRdmaDevices(
@@ -279,12 +252,11 @@ StatusOr<std::vector<RdmaDeviceRecord>> NodeRepository::ListRdmaDevices(
   Rows rows;
   const Param p[] = {node};
   LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute(
-        std::string(kRdmaSelect) + " WHERE node = $1 ORDER BY name", p, &rows);
+    return c.Execute("SELECT " + Rdmas().select() +
+                         " FROM rdma_devices WHERE node = $1 ORDER BY name",
+                     p, &rows);
   }));
-  std::vector<RdmaDeviceRecord> out;
-  for (size_t i = 0; i < rows.size(); ++i) out.push_back(ReadRdma(rows, i));
-  return out;
+  return Rdmas().ReadAll(rows);
 }
 
 StatusOr<Page<DeviceChangeRecord>> NodeRepository::ListDeviceChanges(
@@ -295,23 +267,11 @@ StatusOr<Page<DeviceChangeRecord>> NodeRepository::ListDeviceChanges(
   f.AddRange("at", range);
   Page<DeviceChangeRecord> page{
       {}, 0, page_request.page_num, page_request.page_size};
-  LENS_ASSIGN_OR_RETURN(
-      Rows rows,
-      store::ReadPage(*db_, "node_device_changelog" + f.sql(),
-                      "node, kind, device_key, op, old_serial, new_serial, "
-                      "lens_us(at)",
-                      "at DESC, id DESC", page_request, f, &page.total));
-  for (size_t i = 0; i < rows.size(); ++i) {
-    DeviceChangeRecord r;
-    r.node = rows.Text(i, 0);
-    r.kind = rows.Text(i, 1) == "gpu" ? DeviceKind::kGpu : DeviceKind::kRdma;
-    r.device_key = rows.Text(i, 2);
-    r.change = ChangeFromName(rows.Text(i, 3));
-    r.old_serial = rows.Text(i, 4);
-    r.new_serial = rows.Text(i, 5);
-    r.at = store::FromUs(rows.Int(i, 6));
-    page.items.push_back(std::move(r));
-  }
+  LENS_ASSIGN_OR_RETURN(Rows rows,
+                        store::ReadPage(*db_, "node_device_changelog" + f.sql(),
+                                        Changes().select(), "at DESC, id DESC",
+                                        page_request, f, &page.total));
+  page.items = Changes().ReadAll(rows);
   return page;
 }
 

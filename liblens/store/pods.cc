@@ -1,97 +1,100 @@
 // gpu_pods, gpu_pods_events, pod_snapshots, pod_resources.
 #include "lens/store.h"
 #include "store/db.h"
+#include "store/table.h"
 #include "store/text.h"
 
 namespace lens {
 namespace {
 
-using store::ColumnKind;
 using store::Conn;
 using store::Param;
 using store::Rows;
 
-constexpr store::Column kPodColumns[] = {
-    {"uid"},
-    {"name"},
-    {"namespace"},
-    {"node"},
-    {"phase"},
-    {"owner_uid"},
-    {"ip"},
-    {"gpu_allocated"},
-    {"running"},
-    {"deleted"},
-    {"labels", ColumnKind::kJson},
-    {"created_at", ColumnKind::kTimestamp},
-    {"updated_at", ColumnKind::kTimestamp}};
-
-constexpr std::string_view kPodSelect =
-    "uid, name, namespace, node, phase, owner_uid, ip, gpu_allocated, "
-    "running, deleted, labels, lens_us(created_at), lens_us(updated_at)";
-
-PodRecord ReadPod(const Rows& r, size_t i) {
-  constexpr size_t o = 0;
-  PodRecord p;
-  p.uid = r.Text(i, o + 0);
-  p.name = r.Text(i, o + 1);
-  p.namespace_name = r.Text(i, o + 2);
-  p.node = r.Text(i, o + 3);
-  p.phase = r.Text(i, o + 4);
-  p.owner_uid = r.Text(i, o + 5);
-  p.ip = r.Text(i, o + 6);
-  p.gpu_allocated = static_cast<int32_t>(r.Int(i, o + 7));
-  p.running = r.Bool(i, o + 8);
-  p.deleted = r.Bool(i, o + 9);
-  p.labels_json = r.Text(i, o + 10);
-  p.created_at = store::FromUs(r.Int(i, o + 11));
-  p.updated_at = store::FromUs(r.Int(i, o + 12));
-  return p;
+const store::Table<PodRecord>& Pods() {
+  using R = PodRecord;
+  namespace f = store::field;
+  static const store::Table<R> t(
+      "gpu_pods", 1,
+      {f::Key("uid", &R::uid), f::Key("name", &R::name),
+       f::Key("namespace", &R::namespace_name), f::Name("node", &R::node),
+       f::Name("phase", &R::phase), f::Name("owner_uid", &R::owner_uid),
+       f::Name("ip", &R::ip), f::Int("gpu_allocated", &R::gpu_allocated),
+       f::Bool("running", &R::running), f::Bool("deleted", &R::deleted),
+       f::LabelsColumn("labels", &R::labels),
+       f::CreatedAt("created_at", &R::created_at, &R::updated_at),
+       f::Time("updated_at", &R::updated_at)},
+      {.keep = {"created_at"}});
+  return t;
 }
 
-Status CheckPod(PodRecord* p) {
-  constexpr std::string_view t = "gpu_pods";
-  LENS_RETURN_IF_ERROR(store::CheckKey(t, "uid", &p->uid));
-  LENS_RETURN_IF_ERROR(store::CheckKey(t, "name", &p->name));
-  LENS_RETURN_IF_ERROR(store::CheckKey(t, "namespace", &p->namespace_name));
-  LENS_RETURN_IF_ERROR(store::CheckTexts(t,
-                                         {{"node", &p->node},
-                                          {"phase", &p->phase},
-                                          {"owner_uid", &p->owner_uid},
-                                          {"ip", &p->ip}},
-                                         store::kMaxKeyBytes));
-  LENS_RETURN_IF_ERROR(store::CheckJson(t, "labels", &p->labels_json));
-  return store::CheckTimes(t, &p->created_at, p->updated_at);
+const store::Table<PodEventRecord>& PodEvents() {
+  using R = PodEventRecord;
+  namespace f = store::field;
+  static const store::Table<R> t(
+      "gpu_pods_events", 3,
+      {f::Key("pod_uid", &R::pod_uid), f::Key("event_type", &R::event_type),
+       f::Time("at", &R::at), f::Name("phase", &R::phase),
+       f::Int("restart_count", &R::restart_count)});
+  return t;
+}
+
+const store::Table<PodSnapshotRecord>& PodSnapshots() {
+  using R = PodSnapshotRecord;
+  namespace f = store::field;
+  // Only a snapshot that differs from the pod's latest is written; the
+  // digest tells.
+  store::Field<R> digest{
+      {"digest"},
+      [](std::string_view, const R& r,
+         store::Scratch& scratch) -> StatusOr<Param> {
+        scratch.push_back(store::HexDigest64(r.snapshot_json));
+        return Param(std::string_view(scratch.back()));
+      },
+      nullptr,
+      nullptr};
+  static const store::Table<R> t(
+      "pod_snapshots", 2,
+      {f::Key("pod_uid", &R::pod_uid),
+       f::Key("resource_version", &R::resource_version), std::move(digest),
+       f::Json("snapshot", &R::snapshot_json, store::kMaxSnapshotBytes),
+       f::Time("at", &R::at)},
+      {.do_nothing = true});
+  return t;
+}
+
+const store::Table<PodResourcesRecord>& PodResources() {
+  using R = PodResourcesRecord;
+  namespace f = store::field;
+  static const store::Table<R> t(
+      "pod_resources", 1,
+      {f::Key("pod_uid", &R::pod_uid), f::Name("gpu_vendor", &R::gpu_vendor),
+       f::Name("gpu_model", &R::gpu_model),
+       f::Int("gpu_allocated", &R::gpu_allocated),
+       f::Int("rdma_allocated", &R::rdma_allocated),
+       f::Int("cpu_millis", &R::cpu_millis),
+       f::Int("memory_bytes", &R::memory_bytes),
+       f::Time("updated_at", &R::updated_at)});
+  return t;
 }
 
 }  // namespace
 
 Status PodRepository::UpsertPods(std::span<const PodRecord> in) {
-  std::vector<PodRecord> pods(in.begin(), in.end());
-  std::vector<std::vector<Param>> rows;
-  rows.reserve(pods.size());
-  for (PodRecord& p : pods) {
-    LENS_RETURN_IF_ERROR(CheckPod(&p));
-    rows.push_back({p.uid, p.name, p.namespace_name, p.node, p.phase,
-                    p.owner_uid, p.ip, int64_t{p.gpu_allocated}, p.running,
-                    p.deleted, p.labels_json, store::Us(p.created_at),
-                    store::Us(p.updated_at)});
-  }
-  static constexpr std::string_view kKeep[] = {"created_at"};
-  return store::WriteRows(*db_, {"gpu_pods", kPodColumns, 1, kKeep}, rows);
+  return Pods().Write(*db_, in);
 }
 
 StatusOr<PodRecord> PodRepository::GetPod(std::string_view uid) {
   const Param p[] = {uid};
-  LENS_ASSIGN_OR_RETURN(Rows rows,
-                        store::Query(*db_,
-                                     "SELECT " + std::string(kPodSelect) +
-                                         " FROM gpu_pods WHERE uid = $1",
-                                     p));
+  LENS_ASSIGN_OR_RETURN(
+      Rows rows,
+      store::Query(
+          *db_, "SELECT " + Pods().select() + " FROM gpu_pods WHERE uid = $1",
+          p));
   if (rows.empty()) {
     return NotFoundError("pod '" + std::string(uid) + "' not found");
   }
-  return ReadPod(rows, 0);
+  return Pods().Read(rows, 0);
 }
 
 StatusOr<Page<PodRecord>> PodRepository::ListPods(const PodQuery& q) {
@@ -110,11 +113,9 @@ StatusOr<Page<PodRecord>> PodRepository::ListPods(const PodQuery& q) {
   f.AddRange("created_at", q.created);
   Page<PodRecord> page{{}, 0, q.page.page_num, q.page.page_size};
   LENS_ASSIGN_OR_RETURN(
-      Rows rows,
-      store::ReadPage(*db_, "gpu_pods" + f.sql(), std::string(kPodSelect),
-                      order + ", uid", q.page, f, &page.total));
-  for (size_t i = 0; i < rows.size(); ++i)
-    page.items.push_back(ReadPod(rows, i));
+      Rows rows, store::ReadPage(*db_, "gpu_pods" + f.sql(), Pods().select(),
+                                 order + ", uid", q.page, f, &page.total));
+  page.items = Pods().ReadAll(rows);
   return page;
 }
 
@@ -124,65 +125,34 @@ StatusOr<std::vector<PodRecord>> PodRepository::ListWorkloadPods(
   LENS_ASSIGN_OR_RETURN(
       Rows rows,
       store::Query(*db_,
-                   "SELECT " + std::string(kPodSelect) +
+                   "SELECT " + Pods().select() +
                        " FROM gpu_pods WHERE uid IN (SELECT pod_uid FROM "
                        "workload_pod_references WHERE workload_uid = $1) "
                        "ORDER BY created_at, uid",
                    p));
-  std::vector<PodRecord> out;
-  for (size_t i = 0; i < rows.size(); ++i) out.push_back(ReadPod(rows, i));
-  return out;
+  return Pods().ReadAll(rows);
 }
 
 Status PodRepository::AddPodEvents(std::span<const PodEventRecord> in) {
-  constexpr std::string_view t = "gpu_pods_events";
-  std::vector<PodEventRecord> events(in.begin(), in.end());
-  std::vector<std::vector<Param>> rows;
-  for (PodEventRecord& e : events) {
-    LENS_RETURN_IF_ERROR(store::CheckKey(t, "pod_uid", &e.pod_uid));
-    LENS_RETURN_IF_ERROR(store::CheckKey(t, "event_type", &e.event_type));
-    LENS_RETURN_IF_ERROR(
-        store::CheckText(t, "phase", &e.phase, store::kMaxKeyBytes));
-    LENS_RETURN_IF_ERROR(store::CheckTime(t, "at", e.at));
-    rows.push_back({e.pod_uid, e.event_type, store::Us(e.at), e.phase,
-                    int64_t{e.restart_count}});
-  }
-  static constexpr store::Column kColumns[] = {{"pod_uid"},
-                                               {"event_type"},
-                                               {"at", ColumnKind::kTimestamp},
-                                               {"phase"},
-                                               {"restart_count"}};
-  return store::WriteRows(*db_, {t, kColumns, 3}, rows);
+  return PodEvents().Write(*db_, in);
 }
 
 StatusOr<std::vector<PodEventRecord>> PodRepository::ListPodEvents(
     std::string_view pod_uid) {
   const Param p[] = {pod_uid};
   LENS_ASSIGN_OR_RETURN(
-      Rows rows,
-      store::Query(
-          *db_,
-          "SELECT pod_uid, event_type, phase, restart_count, lens_us(at) FROM "
-          "gpu_pods_events WHERE pod_uid = $1 ORDER BY at, id",
-          p));
-  std::vector<PodEventRecord> out;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    out.push_back({rows.Text(i, 0), rows.Text(i, 1), rows.Text(i, 2),
-                   static_cast<int32_t>(rows.Int(i, 3)),
-                   store::FromUs(rows.Int(i, 4))});
-  }
-  return out;
+      Rows rows, store::Query(*db_,
+                              "SELECT " + PodEvents().select() +
+                                  " FROM gpu_pods_events WHERE pod_uid = $1 "
+                                  "ORDER BY at, id",
+                              p));
+  return PodEvents().ReadAll(rows);
 }
 
 StatusOr<bool> PodRepository::PutPodSnapshot(const PodSnapshotRecord& in) {
-  constexpr std::string_view t = "pod_snapshots";
-  PodSnapshotRecord s = in;
-  LENS_RETURN_IF_ERROR(store::CheckKey(t, "pod_uid", &s.pod_uid));
-  LENS_RETURN_IF_ERROR(
-      store::CheckKey(t, "resource_version", &s.resource_version));
-  LENS_RETURN_IF_ERROR(store::CheckJson(t, "snapshot", &s.snapshot_json,
-                                        store::kMaxSnapshotBytes));
-  LENS_RETURN_IF_ERROR(store::CheckTime(t, "at", s.at));
+  store::Batch<PodSnapshotRecord> batch;
+  LENS_RETURN_IF_ERROR(PodSnapshots().Prepare(std::span(&in, 1), &batch));
+  const PodSnapshotRecord& s = batch.records[0];
   const std::string digest = store::HexDigest64(s.snapshot_json);
   bool written = false;
   LENS_RETURN_IF_ERROR(db_->Write([&](Conn& c) -> Status {
@@ -202,17 +172,8 @@ StatusOr<bool> PodRepository::PutPodSnapshot(const PodSnapshotRecord& in) {
                   "resource_version = $2",
                   q, &same_version));
     if (!same_version.empty()) return OkStatus();  // first write wins
-    const std::vector<Param> row = {s.pod_uid, s.resource_version, digest,
-                                    s.snapshot_json, store::Us(s.at)};
-    static constexpr store::Column kColumns[] = {
-        {"pod_uid"},
-        {"resource_version"},
-        {"digest"},
-        {"snapshot", ColumnKind::kJson},
-        {"at", ColumnKind::kTimestamp}};
     LENS_RETURN_IF_ERROR(
-        store::UpsertRows(c, {t, kColumns, 2, {}, true}, std::span(&row, 1))
-            .status());
+        store::UpsertRows(c, PodSnapshots().upsert(), batch.rows).status());
     written = true;
     return OkStatus();
   }));
@@ -223,68 +184,32 @@ StatusOr<std::vector<PodSnapshotRecord>> PodRepository::ListPodSnapshots(
     std::string_view pod_uid) {
   const Param p[] = {pod_uid};
   LENS_ASSIGN_OR_RETURN(
-      Rows rows,
-      store::Query(
-          *db_,
-          "SELECT pod_uid, resource_version, snapshot, lens_us(at) FROM "
-          "pod_snapshots WHERE pod_uid = $1 ORDER BY at, id",
-          p));
-  std::vector<PodSnapshotRecord> out;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    out.push_back({rows.Text(i, 0), rows.Text(i, 1), rows.Text(i, 2),
-                   store::FromUs(rows.Int(i, 3))});
-  }
-  return out;
+      Rows rows, store::Query(*db_,
+                              "SELECT " + PodSnapshots().select() +
+                                  " FROM pod_snapshots WHERE pod_uid = $1 "
+                                  "ORDER BY at, id",
+                              p));
+  return PodSnapshots().ReadAll(rows);
 }
 
 Status PodRepository::UpsertPodResources(
     std::span<const PodResourcesRecord> in) {
-  constexpr std::string_view t = "pod_resources";
-  std::vector<PodResourcesRecord> res(in.begin(), in.end());
-  std::vector<std::vector<Param>> rows;
-  for (PodResourcesRecord& r : res) {
-    LENS_RETURN_IF_ERROR(store::CheckKey(t, "pod_uid", &r.pod_uid));
-    LENS_RETURN_IF_ERROR(
-        store::CheckText(t, "gpu_vendor", &r.gpu_vendor, store::kMaxKeyBytes));
-    LENS_RETURN_IF_ERROR(
-        store::CheckText(t, "gpu_model", &r.gpu_model, store::kMaxKeyBytes));
-    LENS_RETURN_IF_ERROR(store::CheckTime(t, "updated_at", r.updated_at));
-    rows.push_back({r.pod_uid, r.gpu_vendor, r.gpu_model,
-                    int64_t{r.gpu_allocated}, int64_t{r.rdma_allocated},
-                    r.cpu_millis, r.memory_bytes, store::Us(r.updated_at)});
-  }
-  static constexpr store::Column kColumns[] = {
-      {"pod_uid"},        {"gpu_vendor"},
-      {"gpu_model"},      {"gpu_allocated"},
-      {"rdma_allocated"}, {"cpu_millis"},
-      {"memory_bytes"},   {"updated_at", ColumnKind::kTimestamp}};
-  return store::WriteRows(*db_, {t, kColumns, 1}, rows);
+  return PodResources().Write(*db_, in);
 }
 
 StatusOr<PodResourcesRecord> PodRepository::GetPodResources(
     std::string_view pod_uid) {
   const Param p[] = {pod_uid};
   LENS_ASSIGN_OR_RETURN(
-      Rows rows,
-      store::Query(
-          *db_,
-          "SELECT pod_uid, gpu_vendor, gpu_model, gpu_allocated, "
-          "rdma_allocated, "
-          "cpu_millis, memory_bytes, lens_us(updated_at) FROM pod_resources "
-          "WHERE pod_uid = $1",
-          p));
+      Rows rows, store::Query(*db_,
+                              "SELECT " + PodResources().select() +
+                                  " FROM pod_resources WHERE pod_uid = $1",
+                              p));
   if (rows.empty()) {
     return NotFoundError("resources of pod '" + std::string(pod_uid) +
                          "' not found");
   }
-  return PodResourcesRecord{rows.Text(0, 0),
-                            rows.Text(0, 1),
-                            rows.Text(0, 2),
-                            static_cast<int32_t>(rows.Int(0, 3)),
-                            static_cast<int32_t>(rows.Int(0, 4)),
-                            rows.Int(0, 5),
-                            rows.Int(0, 6),
-                            store::FromUs(rows.Int(0, 7))};
+  return PodResources().Read(rows, 0);
 }
 
 }  // namespace lens

@@ -6,12 +6,12 @@
 
 #include "lens/store.h"
 #include "store/db.h"
+#include "store/table.h"
 #include "store/text.h"
 
 namespace lens {
 namespace {
 
-using store::ColumnKind;
 using store::Conn;
 using store::Param;
 using store::Rows;
@@ -46,61 +46,49 @@ Status CheckNoSecrets(const rapidjson::Value& v, const std::string& path) {
   return OkStatus();
 }
 
-}  // namespace
-
-Status StorageRepository::UpsertStorage(const StorageRecord& in) {
-  constexpr std::string_view t = "storage";
-  StorageRecord s = in;
-  LENS_RETURN_IF_ERROR(store::CheckKey(t, "name", &s.name));
-  LENS_RETURN_IF_ERROR(
-      store::CheckText(t, "kind", &s.kind, store::kMaxKeyBytes));
-  LENS_RETURN_IF_ERROR(
-      store::CheckText(t, "status", &s.status, store::kMaxKeyBytes));
-  LENS_RETURN_IF_ERROR(store::CheckJson(t, "config", &s.config_json));
-  LENS_RETURN_IF_ERROR(store::CheckTime(t, "updated_at", s.updated_at));
-  rapidjson::Document doc;
-  doc.Parse(s.config_json.data(), s.config_json.size());
-  LENS_RETURN_IF_ERROR(CheckNoSecrets(doc, ""));
-  static constexpr store::Column kColumns[] = {
-      {"name"},
-      {"kind"},
-      {"status"},
-      {"config", ColumnKind::kJson},
-      {"updated_at", ColumnKind::kTimestamp}};
-  const std::vector<Param> row = {s.name, s.kind, s.status, s.config_json,
-                                  store::Us(s.updated_at)};
-  return store::WriteRows(*db_, {t, kColumns, 1}, std::span(&row, 1));
+const store::Table<StorageRecord>& StorageTable() {
+  using R = StorageRecord;
+  namespace f = store::field;
+  static const store::Table<R> t(
+      "storage", 1,
+      {f::Key("name", &R::name), f::Name("kind", &R::kind),
+       f::Name("status", &R::status), f::Json("config", &R::config_json),
+       f::Time("updated_at", &R::updated_at),
+       f::Rule<R>([](std::string_view, R* s) {
+         rapidjson::Document doc;
+         doc.Parse(s->config_json.data(), s->config_json.size());
+         return CheckNoSecrets(doc, "");
+       })});
+  return t;
 }
 
-namespace {
-constexpr std::string_view kStorageSelect =
-    "SELECT name, kind, status, config, lens_us(updated_at) FROM storage";
-StorageRecord ReadStorage(const Rows& r, size_t i) {
-  return {r.Text(i, 0), r.Text(i, 1), r.Text(i, 2), r.Text(i, 3),
-          store::FromUs(r.Int(i, 4))};
-}
 }  // namespace
+
+Status StorageRepository::UpsertStorage(const StorageRecord& s) {
+  return StorageTable().Write(*db_, std::span(&s, 1));
+}
 
 StatusOr<StorageRecord> StorageRepository::GetStorage(std::string_view name) {
   Rows rows;
   const Param p[] = {name};
   LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
-    return c.Execute(std::string(kStorageSelect) + " WHERE name = $1", p,
-                     &rows);
+    return c.Execute(
+        "SELECT " + StorageTable().select() + " FROM storage WHERE name = $1",
+        p, &rows);
   }));
   if (rows.empty()) {
     return NotFoundError("storage '" + std::string(name) + "' not found");
   }
-  return ReadStorage(rows, 0);
+  return StorageTable().Read(rows, 0);
 }
 
 StatusOr<std::vector<StorageRecord>> StorageRepository::ListStorage() {
-  LENS_ASSIGN_OR_RETURN(
-      Rows rows,
-      store::Query(*db_, std::string(kStorageSelect) + " ORDER BY name", {}));
-  std::vector<StorageRecord> out;
-  for (size_t i = 0; i < rows.size(); ++i) out.push_back(ReadStorage(rows, i));
-  return out;
+  LENS_ASSIGN_OR_RETURN(Rows rows,
+                        store::Query(*db_,
+                                     "SELECT " + StorageTable().select() +
+                                         " FROM storage ORDER BY name",
+                                     {}));
+  return StorageTable().ReadAll(rows);
 }
 
 }  // namespace lens

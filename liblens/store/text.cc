@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/labels.h"
+
 namespace lens::store {
 
 Status CheckText(std::string_view table, std::string_view field, std::string* s,
@@ -56,6 +58,21 @@ Status CheckJson(std::string_view table, std::string_view field, std::string* s,
     return InvalidArgumentError(where + ": must be a JSON object or array");
   }
   return OkStatus();
+}
+
+StatusOr<std::string> LabelsColumn(std::string_view table,
+                                   const Labels& labels) {
+  std::string out = LabelsToJson(labels);
+  if (out.size() > kMaxLabelsBytes) {
+    return InvalidArgumentError(
+        std::string(table) + ".labels: value of " + std::to_string(out.size()) +
+        " bytes exceeds the limit of " + std::to_string(kMaxLabelsBytes));
+  }
+  return out;
+}
+
+Labels ReadLabels(std::string_view json) {
+  return LabelsFromJson(json).value_or(Labels());
 }
 
 Status CheckTime(std::string_view table, std::string_view field, Timestamp t) {

@@ -41,6 +41,13 @@ Status CheckKey(std::string_view table, std::string_view field, std::string* s);
 // "{}"); kInvalidArgument with the parse error offset otherwise.
 Status CheckJson(std::string_view table, std::string_view field, std::string* s,
                  size_t max_bytes = kMaxLabelsBytes);
+// Labels as the JSON object a labels column holds (keys and values UTF-8
+// sanitised); kInvalidArgument "<table>.labels: ..." over kMaxLabelsBytes.
+StatusOr<std::string> LabelsColumn(std::string_view table,
+                                   const Labels& labels);
+// A labels column read back: the object's string members (other members
+// skipped); empty labels for anything but an object.
+Labels ReadLabels(std::string_view json);
 // A timestamp must be set (the original wrote zero times).
 Status CheckTime(std::string_view table, std::string_view field, Timestamp t);
 // Checks `updated` and defaults an unset `*created` to it (rows whose

@@ -1,6 +1,7 @@
 // gpu_workloads and workload_pod_references.
 #include "lens/store.h"
 #include "store/db.h"
+#include "store/table.h"
 #include "store/text.h"
 
 namespace lens {
@@ -11,83 +12,41 @@ using store::Conn;
 using store::Param;
 using store::Rows;
 
-constexpr std::string_view kWorkloadSelect =
-    "uid, api_version, kind, name, namespace, parent_uid, status, "
-    "gpu_request, labels, lens_us(created_at), lens_us(ended_at), "
-    "lens_us(updated_at)";
-
-WorkloadRecord ReadWorkload(const Rows& r, size_t i) {
-  WorkloadRecord w;
-  w.uid = r.Text(i, 0);
-  w.api_version = r.Text(i, 1);
-  w.kind = r.Text(i, 2);
-  w.name = r.Text(i, 3);
-  w.namespace_name = r.Text(i, 4);
-  w.parent_uid = r.Text(i, 5);
-  w.status = r.Text(i, 6);
-  w.gpu_request = static_cast<int32_t>(r.Int(i, 7));
-  w.labels_json = r.Text(i, 8);
-  w.created_at = store::FromUs(r.Int(i, 9));
-  if (!r.IsNull(i, 10)) w.ended_at = store::FromUs(r.Int(i, 10));
-  w.updated_at = store::FromUs(r.Int(i, 11));
-  return w;
-}
-
-Status CheckWorkload(WorkloadRecord* w) {
-  constexpr std::string_view t = "gpu_workloads";
-  LENS_RETURN_IF_ERROR(store::CheckKey(t, "uid", &w->uid));
-  LENS_RETURN_IF_ERROR(store::CheckKey(t, "name", &w->name));
-  LENS_RETURN_IF_ERROR(store::CheckKey(t, "namespace", &w->namespace_name));
-  LENS_RETURN_IF_ERROR(store::CheckTexts(t,
-                                         {{"api_version", &w->api_version},
-                                          {"kind", &w->kind},
-                                          {"parent_uid", &w->parent_uid},
-                                          {"status", &w->status}},
-                                         store::kMaxKeyBytes));
-  LENS_RETURN_IF_ERROR(store::CheckJson(t, "labels", &w->labels_json));
-  return store::CheckTimes(t, &w->created_at, w->updated_at);
+const store::Table<WorkloadRecord>& Workloads() {
+  using R = WorkloadRecord;
+  namespace f = store::field;
+  static const store::Table<R> t(
+      "gpu_workloads", 1,
+      {f::Key("uid", &R::uid), f::Name("api_version", &R::api_version),
+       f::Name("kind", &R::kind), f::Key("name", &R::name),
+       f::Key("namespace", &R::namespace_name),
+       f::Name("parent_uid", &R::parent_uid), f::Name("status", &R::status),
+       f::Int("gpu_request", &R::gpu_request),
+       f::LabelsColumn("labels", &R::labels),
+       f::CreatedAt("created_at", &R::created_at, &R::updated_at),
+       f::OptTime("ended_at", &R::ended_at),
+       f::Time("updated_at", &R::updated_at)},
+      {.keep = {"created_at"}});
+  return t;
 }
 
 }  // namespace
 
 Status PodRepository::UpsertWorkloads(std::span<const WorkloadRecord> in) {
-  std::vector<WorkloadRecord> workloads(in.begin(), in.end());
-  std::vector<std::vector<Param>> rows;
-  for (WorkloadRecord& w : workloads) {
-    LENS_RETURN_IF_ERROR(CheckWorkload(&w));
-    rows.push_back({w.uid, w.api_version, w.kind, w.name, w.namespace_name,
-                    w.parent_uid, w.status, int64_t{w.gpu_request},
-                    w.labels_json, store::Us(w.created_at),
-                    store::OptUs(w.ended_at), store::Us(w.updated_at)});
-  }
-  static constexpr store::Column kColumns[] = {
-      {"uid"},
-      {"api_version"},
-      {"kind"},
-      {"name"},
-      {"namespace"},
-      {"parent_uid"},
-      {"status"},
-      {"gpu_request"},
-      {"labels", ColumnKind::kJson},
-      {"created_at", ColumnKind::kTimestamp},
-      {"ended_at", ColumnKind::kTimestamp},
-      {"updated_at", ColumnKind::kTimestamp}};
-  static constexpr std::string_view kKeep[] = {"created_at"};
-  return store::WriteRows(*db_, {"gpu_workloads", kColumns, 1, kKeep}, rows);
+  return Workloads().Write(*db_, in);
 }
 
 StatusOr<WorkloadRecord> PodRepository::GetWorkload(std::string_view uid) {
   const Param p[] = {uid};
   LENS_ASSIGN_OR_RETURN(Rows rows,
                         store::Query(*db_,
-                                     "SELECT " + std::string(kWorkloadSelect) +
+                                     "SELECT " + Workloads().select() +
                                          " FROM gpu_workloads WHERE uid = $1",
                                      p));
   if (rows.empty()) {
     return NotFoundError("workload '" + std::string(uid) + "' not found");
   }
-  return ReadWorkload(rows, 0);
+  return Workloads().Read(rows, 0);
 }
 
 StatusOr<Page<WorkloadRecord>> PodRepository::ListWorkloads(
@@ -108,12 +67,10 @@ StatusOr<Page<WorkloadRecord>> PodRepository::ListWorkloads(
   f.AddRange("created_at", q.created);
   Page<WorkloadRecord> page{{}, 0, q.page.page_num, q.page.page_size};
   LENS_ASSIGN_OR_RETURN(
-      Rows rows, store::ReadPage(*db_, "gpu_workloads" + f.sql(),
-                                 std::string(kWorkloadSelect), order + ", uid",
-                                 q.page, f, &page.total));
-  for (size_t i = 0; i < rows.size(); ++i) {
-    page.items.push_back(ReadWorkload(rows, i));
-  }
+      Rows rows,
+      store::ReadPage(*db_, "gpu_workloads" + f.sql(), Workloads().select(),
+                      order + ", uid", q.page, f, &page.total));
+  page.items = Workloads().ReadAll(rows);
   return page;
 }
 

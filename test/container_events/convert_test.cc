@@ -17,17 +17,18 @@ ContainerRecord FullContainer() {
   c.pod_namespace = "ml";
   c.container_name = "pytorch";
   c.image = "registry.local/train:1.2";
-  c.state = "exited";
+  c.state = ContainerState::kExited;
   c.privileged = true;
   c.pid = 4242;
   c.exit_code = 137;
-  c.labels_json = R"({"app":"train"})";
+  c.labels = {{"app", "train"}};
   c.created_at = At(1714550000000001);
   c.started_at = At(1714550001000002);
   c.finished_at = At(1714553600000003);
   c.updated_at = At(1714553600000004);
-  c.devices = {{"gpu", "GPU-SERIAL-0", "0000:1b:00.0", "pod-resources"},
-               {"rdma", "mlx5_0", "0000:1c:00.0", "oci-spec"}};
+  c.devices = {
+      {DeviceKind::kGpu, "GPU-SERIAL-0", "0000:1b:00.0", "pod-resources"},
+      {DeviceKind::kRdma, "mlx5_0", "0000:1c:00.0", "oci-spec"}};
   return c;
 }
 
@@ -44,7 +45,7 @@ void ExpectSame(const ContainerRecord& a, const ContainerRecord& b) {
   EXPECT_EQ(a.privileged, b.privileged);
   EXPECT_EQ(a.pid, b.pid);
   EXPECT_EQ(a.exit_code, b.exit_code);
-  EXPECT_EQ(a.labels_json, b.labels_json);
+  EXPECT_EQ(a.labels, b.labels);
   EXPECT_EQ(a.created_at, b.created_at);
   EXPECT_EQ(a.started_at, b.started_at);
   EXPECT_EQ(a.finished_at, b.finished_at);
@@ -76,7 +77,7 @@ TEST(ContainerConvertTest, ContainerRoundTripsWithEveryField) {
 TEST(ContainerConvertTest, AbsentOptionalsStayAbsent) {
   ContainerRecord c;
   c.container_id = "abc";
-  c.state = "created";
+  c.state = ContainerState::kCreated;
   c.updated_at = At(1714550000000000);
   lens::v1::ContainerState proto;
   ToProto(c, &proto);
@@ -106,7 +107,21 @@ TEST(ContainerConvertTest, ExitCodeZeroIsKeptApartFromAbsent) {
 TEST(ContainerConvertTest, EmptyLabelsBecomeAnEmptyObject) {
   lens::v1::ContainerState proto;
   proto.set_container_id("x");
-  EXPECT_EQ(FromProto(proto, "n").labels_json, "{}");
+  EXPECT_TRUE(FromProto(proto, "n").labels.empty());
+}
+
+TEST(ContainerConvertTest, LabelsTravelAsAMapOfValidUtf8) {
+  ContainerRecord c = FullContainer();
+  c.labels = {{"team", "\xe5\xb1\xb1\xe7\x94\xb0"}, {"bad\xc3", "v\xff"}};
+  lens::v1::ContainerState proto;
+  ToProto(c, &proto);
+  std::string wire;
+  ASSERT_TRUE(proto.SerializeToString(&wire));
+  lens::v1::ContainerState parsed;
+  ASSERT_TRUE(parsed.ParseFromString(wire)) << "proto3 rejects invalid UTF-8";
+  const Labels back = FromProto(parsed, "n").labels;
+  EXPECT_EQ(back, (Labels{{"team", "\xe5\xb1\xb1\xe7\x94\xb0"},
+                          {"bad\xEF\xBF\xBD", "v\xEF\xBF\xBD"}}));
 }
 
 TEST(ContainerConvertTest, ChangeRoundTripsAsEventRowAndState) {
@@ -114,7 +129,7 @@ TEST(ContainerConvertTest, ChangeRoundTripsAsEventRowAndState) {
   change.container = FullContainer();
   change.event.container_id = change.container.container_id;
   change.event.node = "gpu-node-7";
-  change.event.event_type = "oom";
+  change.event.event_type = ContainerEventType::kOom;
   change.event.at = At(1714553599000000);
   lens::v1::ContainerEvent proto;
   ToProto(change, &proto);
@@ -126,7 +141,7 @@ TEST(ContainerConvertTest, ChangeRoundTripsAsEventRowAndState) {
   ExpectSame(back.container, change.container);
   EXPECT_EQ(back.event.container_id, "3f2a9c");
   EXPECT_EQ(back.event.node, "gpu-node-7");
-  EXPECT_EQ(back.event.event_type, "oom");
+  EXPECT_EQ(back.event.event_type, ContainerEventType::kOom);
   EXPECT_EQ(back.event.sequence, 42);
   EXPECT_EQ(back.event.at, change.event.at);
   EXPECT_EQ(back.event.detail_json, R"({"exit_code":137,"oom_killed":true})");
@@ -136,7 +151,7 @@ TEST(ContainerConvertTest, EventDetailIsEmptyWithoutExitFacts) {
   ContainerChange change;
   change.container.container_id = "c1";
   change.container.updated_at = At(1);
-  change.event.event_type = "start";
+  change.event.event_type = ContainerEventType::kStart;
   change.event.at = At(2);
   lens::v1::ContainerEvent proto;
   ToProto(change, &proto);

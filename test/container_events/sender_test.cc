@@ -142,10 +142,10 @@ ContainerChange Change(const std::string& id, const std::string& type,
   c.container.container_id = id;
   c.container.node = "node-a";
   c.container.pod_name = "pod-" + id;
-  c.container.state = state;
+  c.container.state = ParseContainerState(state);
   c.event.container_id = id;
   c.event.node = "node-a";
-  c.event.event_type = type;
+  c.event.event_type = ParseContainerEventType(type);
   return c;
 }
 

@@ -49,7 +49,7 @@ class ContainerEventServerTest : public testing::TestWithParam<Backend> {
   int64_t CountContainers(const std::string& node, const std::string& state) {
     ContainerQuery q;
     q.node = node;
-    q.state = state;
+    if (!state.empty()) q.state = ParseContainerState(state);
     auto page = store_->containers().ListContainers(q);
     EXPECT_TRUE(page.ok()) << page.status();
     return page.ok() ? page->total : -1;
@@ -62,7 +62,7 @@ class ContainerEventServerTest : public testing::TestWithParam<Backend> {
   }
   std::string State(const std::string& id) {
     auto c = store_->containers().GetContainer(id);
-    return c.ok() ? c->state : c.status().ToString();
+    return c.ok() ? std::string(ToString(c->state)) : c.status().ToString();
   }
   // Runs `sql` on the test database from its own connection.
   void ExecSql(const std::string& sql) {
@@ -107,9 +107,10 @@ TEST_P(ContainerEventServerTest, StoresEventsWithPodAndDevicesAndAcks) {
   TestAgent agent(Channel(), "n1");
   ASSERT_TRUE(agent.Hello());
   ContainerRecord c1 = MakeContainer("c1", "n1", "created");
-  c1.devices.push_back({"rdma", "mlx5_0", "0000:1c:00.0", "oci-spec"});
+  c1.devices.push_back(
+      {DeviceKind::kRdma, "mlx5_0", "0000:1c:00.0", "oci-spec"});
   ASSERT_TRUE(agent.Event(1, MakeChange(c1, "create", 10)));
-  c1.state = "running";
+  c1.state = ContainerState::kRunning;
   ASSERT_TRUE(agent.Event(2, MakeChange(c1, "start", 20)));
   ASSERT_TRUE(
       agent.Event(3, MakeChange(MakeContainer("c2", "n1"), "start", 30)));
@@ -122,7 +123,7 @@ TEST_P(ContainerEventServerTest, StoresEventsWithPodAndDevicesAndAcks) {
   auto got = store_->containers().GetContainer("c1");
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->node, "n1");
-  EXPECT_EQ(got->state, "running");
+  EXPECT_EQ(got->state, ContainerState::kRunning);
   EXPECT_EQ(got->pod_uid, "uid-c1");
   EXPECT_EQ(got->pod_name, "pod-c1");
   EXPECT_EQ(got->pod_namespace, "ml");
@@ -133,9 +134,9 @@ TEST_P(ContainerEventServerTest, StoresEventsWithPodAndDevicesAndAcks) {
   auto events = store_->containers().ListContainerEvents("c1", {}, {1, 100});
   ASSERT_TRUE(events.ok()) << events.status();
   ASSERT_EQ(events->items.size(), 2u);
-  EXPECT_EQ(events->items[0].event_type, "create");
+  EXPECT_EQ(events->items[0].event_type, ContainerEventType::kCreate);
   EXPECT_EQ(events->items[0].sequence, 1);
-  EXPECT_EQ(events->items[1].event_type, "start");
+  EXPECT_EQ(events->items[1].event_type, ContainerEventType::kStart);
   EXPECT_EQ(events->items[1].at, Us(20));
   EXPECT_TRUE(agent.Close().ok());
 }
@@ -228,7 +229,7 @@ TEST_P(ContainerEventServerTest, RefusesMessagesOverTheSizeLimit) {
   TestAgent agent(Channel(), "n1");
   ASSERT_TRUE(agent.Hello());
   ContainerRecord big = MakeContainer("big", "n1");
-  big.labels_json = "{\"k\":\"" + std::string(8192, 'v') + "\"}";
+  big.labels = {{"k", std::string(8192, 'v')}};
   agent.Event(1, MakeChange(big, "start", 1));
   EXPECT_EQ(agent.Drain().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(CountContainers("n1", ""), 0);

@@ -36,12 +36,13 @@ inline ContainerRecord MakeContainer(const std::string& id,
   c.pod_namespace = "ml";
   c.container_name = "main";
   c.image = "registry.local/train:1";
-  c.state = state;
+  c.state = ParseContainerState(state);
   c.pid = 100;
   c.created_at = Us(0);
   c.started_at = Us(1000);
   c.updated_at = Us(2000);
-  c.devices = {{"gpu", "GPU-" + id, "0000:1b:00.0", "pod-resources"}};
+  c.devices = {
+      {DeviceKind::kGpu, "GPU-" + id, "0000:1b:00.0", "pod-resources"}};
   return c;
 }
 
@@ -51,7 +52,7 @@ inline ContainerChange MakeChange(const ContainerRecord& c,
   change.container = c;
   change.event.container_id = c.container_id;
   change.event.node = c.node;
-  change.event.event_type = type;
+  change.event.event_type = ParseContainerEventType(type);
   change.event.at = Us(at_offset);
   return change;
 }

@@ -3,7 +3,6 @@
 #include "containers/container_record.h"
 
 #include <gtest/gtest.h>
-#include <rapidjson/document.h>
 #include <unistd.h>
 
 namespace lens::containers {
@@ -23,45 +22,44 @@ TEST(ProcessStartTimeTest, ReadsALiveProcessAndIsUnknownForAGoneOne) {
   EXPECT_FALSE(ProcessStartTime(host, 0).has_value());
 }
 
-TEST(LabelsJsonTest, KeepsLabelsEscapedAndBounded) {
+TEST(LimitLabelsTest, KeepsLabelsAndBoundsThem) {
   std::map<std::string, std::string> labels = {
       {"io.kubernetes.pod.name", "a\"b"}, {"big", std::string(5000, 'x')}};
   for (int i = 0; i < 100; ++i) labels["k" + std::to_string(i)] = "v";
-  rapidjson::Document doc;
-  doc.Parse(LabelsJson(labels).c_str());
-  ASSERT_FALSE(doc.HasParseError());
-  EXPECT_STREQ(doc["io.kubernetes.pod.name"].GetString(), "a\"b");
-  EXPECT_FALSE(doc.HasMember("big")) << "values over 4 KiB are left out";
-  EXPECT_EQ(doc.MemberCount(), 64u);
+  const Labels kept = LimitLabels(labels);
+  ASSERT_TRUE(kept.count("io.kubernetes.pod.name"));
+  EXPECT_EQ(kept.at("io.kubernetes.pod.name"), "a\"b");
+  EXPECT_FALSE(kept.count("big")) << "values over 4 KiB are left out";
+  EXPECT_EQ(kept.size(), 64u);
 }
 
 TEST(StateOfTest, NamesTaskStates) {
   RuntimeContainer c;
-  EXPECT_EQ(StateOf(c), "created");
+  EXPECT_EQ(StateOf(c), ContainerState::kCreated);
   c.has_task = true;
   c.task_status = "stopped";
-  EXPECT_EQ(StateOf(c), "exited");
+  EXPECT_EQ(StateOf(c), ContainerState::kExited);
   c.task_status = "pausing";
-  EXPECT_EQ(StateOf(c), "paused");
+  EXPECT_EQ(StateOf(c), ContainerState::kPaused);
   c.task_status = "running";
-  EXPECT_EQ(StateOf(c), "running");
+  EXPECT_EQ(StateOf(c), ContainerState::kRunning);
 }
 
 TEST(DiffEventTypeTest, NamesWhatChanged) {
   ContainerRecord a;
-  a.state = "created";
+  a.state = ContainerState::kCreated;
   ContainerRecord b = a;
-  EXPECT_EQ(DiffEventType(a, b), "");
-  b.state = "running";
-  EXPECT_EQ(DiffEventType(a, b), "start");
-  a.state = "paused";
-  EXPECT_EQ(DiffEventType(a, b), "resume");
-  a.state = "running";
-  b.state = "exited";
-  EXPECT_EQ(DiffEventType(a, b), "exit");
+  EXPECT_EQ(DiffEventType(a, b), std::nullopt);
+  b.state = ContainerState::kRunning;
+  EXPECT_EQ(DiffEventType(a, b), ContainerEventType::kStart);
+  a.state = ContainerState::kPaused;
+  EXPECT_EQ(DiffEventType(a, b), ContainerEventType::kResume);
+  a.state = ContainerState::kRunning;
+  b.state = ContainerState::kExited;
+  EXPECT_EQ(DiffEventType(a, b), ContainerEventType::kExit);
   b = a;
-  b.devices.push_back({"gpu", "SER1", "0000:0c:00.0", "oci-spec"});
-  EXPECT_EQ(DiffEventType(a, b), "update");
+  b.devices.push_back({DeviceKind::kGpu, "SER1", "0000:0c:00.0", "oci-spec"});
+  EXPECT_EQ(DiffEventType(a, b), ContainerEventType::kUpdate);
 }
 
 }  // namespace

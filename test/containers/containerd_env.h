@@ -66,7 +66,8 @@ class Recorder {
     std::optional<ContainerChange> found;
     cv_.wait_for(lock, timeout, [&] {
       for (const auto& c : changes_) {
-        if (c.event.container_id == id && c.event.event_type == type) {
+        if (c.event.container_id == id &&
+            ToString(c.event.event_type) == type) {
           found = c;
           return true;
         }
@@ -79,7 +80,8 @@ class Recorder {
     std::lock_guard lock(mu_);
     std::vector<std::string> out;
     for (const auto& c : changes_) {
-      if (c.event.container_id == id) out.push_back(c.event.event_type);
+      if (c.event.container_id == id)
+        out.emplace_back(ToString(c.event.event_type));
     }
     return out;
   }

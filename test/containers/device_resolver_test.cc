@@ -25,8 +25,8 @@ bool operator==(const ContainerDeviceRecord& a,
          a.source == b.source;
 }
 void PrintTo(const ContainerDeviceRecord& r, std::ostream* os) {
-  *os << "{" << r.kind << ", " << r.device_key << ", " << r.bdf << ", "
-      << r.source << "}";
+  *os << "{" << ToString(r.kind) << ", " << r.device_key << ", " << r.bdf
+      << ", " << r.source << "}";
 }
 
 namespace containers {
@@ -93,17 +93,20 @@ DeviceInventory H100Inventory() {
 
 ContainerDeviceRecord Gpu(std::string key, std::string bdf,
                           std::string_view source = kDeviceSourceOciSpec) {
-  return {"gpu", std::move(key), std::move(bdf), std::string(source)};
+  return {DeviceKind::kGpu, std::move(key), std::move(bdf),
+          std::string(source)};
 }
 ContainerDeviceRecord Rdma(std::string key, std::string bdf,
                            std::string_view source = kDeviceSourceOciSpec) {
-  return {"rdma", std::move(key), std::move(bdf), std::string(source)};
+  return {DeviceKind::kRdma, std::move(key), std::move(bdf),
+          std::string(source)};
 }
 
-// In the resolver's order: by (kind, key).
+// In the resolver's order: by (kind as text, key).
 Records Sorted(Records records) {
   std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.kind, a.device_key) < std::tie(b.kind, b.device_key);
+    return std::tuple(ToString(a.kind), a.device_key) <
+           std::tuple(ToString(b.kind), b.device_key);
   });
   return records;
 }
@@ -325,7 +328,7 @@ TEST(DevicesFromPodResourcesTest, MatchesNvidiaUuidsAndKeepsUnknownIds) {
         "MIG-0e2e4b9c-6a1d-5f3e-8b7c-9d0a1b2c3d4e"}},
       {"example.com/fpga", {"fpga-0"}}};
   EXPECT_EQ(DevicesFromPodResources(allocations, inventory),
-            (Records{{"device", "fpga-0", "", src},
+            (Records{{DeviceKind::kOther, "fpga-0", "", src},
                      Gpu("1655022005479", "0000:5d:00.0", src),
                      Gpu("GPU-00000000-1111-2222-3333-444444444444", "", src),
                      Gpu("MIG-0e2e4b9c-6a1d-5f3e-8b7c-9d0a1b2c3d4e", "", src),

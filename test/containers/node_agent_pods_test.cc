@@ -137,11 +137,11 @@ TEST_F(NodeAgentPodsTest, ServesPodsWithDevicesAndStreamsThemToTheStore) {
   ASSERT_TRUE(test::g_containerd->DeleteContainer("agent-pod-gpu").ok());
   for (int i = 0; i < 200; ++i) {
     stored = store_->containers().GetContainer("agent-pod-gpu");
-    if (stored.ok() && stored->state == "deleted") break;
+    if (stored.ok() && stored->state == ContainerState::kDeleted) break;
     std::this_thread::sleep_for(milliseconds(25));
   }
   ASSERT_TRUE(stored.ok());
-  EXPECT_EQ(stored->state, "deleted");
+  EXPECT_EQ(stored->state, ContainerState::kDeleted);
 }
 
 }  // namespace

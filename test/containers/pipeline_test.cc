@@ -108,7 +108,7 @@ class PipelineTest : public ::testing::Test {
       // rest).
       // Only events timed by containerd's envelope or exit time (a start
       // is timed by the process's start, before containerd reports it).
-      const std::string& type = c.event.event_type;
+      const std::string_view type = ToString(c.event.event_type);
       if (type == "task-create" || type == "exit" || type == "task-delete" ||
           type == "delete") {
         const auto lag = std::chrono::system_clock::now() - c.event.at;
@@ -160,7 +160,7 @@ class PipelineTest : public ::testing::Test {
     EXPECT_TRUE(list.ok()) << list.status();
     std::map<std::string, std::string> out;
     if (list.ok()) {
-      for (const auto& c : *list) out[c.container_id] = c.state;
+      for (const auto& c : *list) out[c.container_id] = ToString(c.state);
     }
     return out;
   }
@@ -176,7 +176,9 @@ class PipelineTest : public ::testing::Test {
       EXPECT_TRUE(page.ok()) << page.status();
       if (!page.ok() || page->items.empty()) return out;
       for (const auto& c : page->items) {
-        if (c.state != "deleted") out[c.container_id] = c.state;
+        if (c.state != ContainerState::kDeleted) {
+          out[c.container_id] = ToString(c.state);
+        }
       }
     }
   }
@@ -187,7 +189,8 @@ class PipelineTest : public ::testing::Test {
     auto page = store.containers().ListContainerEvents(id, {}, {1, 1000});
     EXPECT_TRUE(page.ok()) << page.status();
     if (page.ok()) {
-      for (const auto& e : page->items) ++out[e.event_type];
+      for (const auto& e : page->items)
+        ++out[std::string(ToString(e.event_type))];
     }
     return out;
   }
@@ -195,7 +198,9 @@ class PipelineTest : public ::testing::Test {
   // The tracker's view of containerd (id -> state).
   std::map<std::string, std::string> TrackerView() {
     std::map<std::string, std::string> out;
-    for (const auto& c : tracker_->Containers()) out[c.container_id] = c.state;
+    for (const auto& c : tracker_->Containers()) {
+      out[c.container_id] = ToString(c.state);
+    }
     return out;
   }
 
@@ -240,7 +245,7 @@ TEST_F(PipelineTest, SurvivesLensJobsKilledWhileContainersChurn) {
   for (const std::string& id : churned) {
     auto c = (*store)->containers().GetContainer(id);
     ASSERT_TRUE(c.ok()) << id << ": " << c.status();
-    EXPECT_EQ(c->state, "deleted") << id;
+    EXPECT_EQ(c->state, ContainerState::kDeleted) << id;
     EXPECT_EQ(c->pod_name, "pod-" + id);
     const auto events = StoredEvents(**store, id);
     for (const char* type : {"create", "start", "exit", "delete"}) {
@@ -278,7 +283,7 @@ TEST_F(PipelineTest, StoreMatchesContainerdAfterContainerdRestarts) {
   ASSERT_TRUE(store.ok());
   auto b = (*store)->containers().GetContainer("pl-r-b");
   ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->state, "exited");
+  EXPECT_EQ(b->state, ContainerState::kExited);
   for (const char* id : {"pl-r-a", "pl-r-b"}) {
     (void)test::g_containerd->KillTask(id, SIGKILL);
     (void)test::g_containerd->DeleteTask(id);
@@ -356,7 +361,7 @@ TEST_F(PipelineTest, ThousandLifecyclesKeepMemoryBounded) {
   ASSERT_TRUE(store.ok());
   ContainerQuery q;
   q.node = kNode;
-  q.state = "deleted";
+  q.state = ContainerState::kDeleted;
   q.page.page_size = 1;
   auto page = (*store)->containers().ListContainers(q);
   ASSERT_TRUE(page.ok());

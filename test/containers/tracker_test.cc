@@ -92,12 +92,12 @@ TEST_F(TrackerTest, FollowsALifecycleWithPodIdentityAndDevices) {
   EXPECT_EQ(r.pod_namespace, "ml-team");
   EXPECT_EQ(r.pod_uid, "uid-llama-0");
   EXPECT_EQ(r.container_name, "trainer");
-  EXPECT_EQ(r.state, "running");
+  EXPECT_EQ(r.state, ContainerState::kRunning);
   EXPECT_GT(r.pid, 0);
   EXPECT_FALSE(r.privileged);
   ASSERT_TRUE(r.started_at.has_value());
   ASSERT_EQ(r.devices.size(), 1u) << "card0 and renderD128 are one GPU";
-  EXPECT_EQ(r.devices[0].kind, "gpu");
+  EXPECT_EQ(r.devices[0].kind, DeviceKind::kGpu);
   EXPECT_EQ(r.devices[0].bdf, "0000:0c:00.0");
   EXPECT_EQ(r.devices[0].device_key, inventory_.gpus[0].serial);
   EXPECT_EQ(r.devices[0].source, kDeviceSourceOciSpec);
@@ -106,7 +106,7 @@ TEST_F(TrackerTest, FollowsALifecycleWithPodIdentityAndDevices) {
   ASSERT_TRUE(test::g_containerd->KillTask("trk-life", SIGKILL).ok());
   auto exited = rec.Wait("trk-life", "exit");
   ASSERT_TRUE(exited.has_value()) << "no exit event";
-  EXPECT_EQ(exited->container.state, "exited");
+  EXPECT_EQ(exited->container.state, ContainerState::kExited);
   ASSERT_TRUE(exited->container.exit_code.has_value());
   EXPECT_EQ(*exited->container.exit_code, 128 + SIGKILL);
   EXPECT_TRUE(exited->container.finished_at.has_value());
@@ -115,7 +115,7 @@ TEST_F(TrackerTest, FollowsALifecycleWithPodIdentityAndDevices) {
   ASSERT_TRUE(test::g_containerd->DeleteContainer("trk-life").ok());
   auto deleted = rec.Wait("trk-life", "delete");
   ASSERT_TRUE(deleted.has_value());
-  EXPECT_EQ(deleted->container.state, "deleted");
+  EXPECT_EQ(deleted->container.state, ContainerState::kDeleted);
   for (const ContainerRecord& c : tracker.Containers()) {
     EXPECT_NE(c.container_id, "trk-life") << "deleted containers are dropped";
   }
@@ -193,7 +193,7 @@ TEST_F(TrackerTest, ResyncsAfterContainerdRestartsAndCatchesWhatItMissed) {
   auto exited = rec.Wait("trk-dies", "exit", seconds(20));
   ASSERT_TRUE(exited.has_value()) << "the exit missed while containerd was "
                                      "down must come from the relist";
-  EXPECT_EQ(exited->container.state, "exited");
+  EXPECT_EQ(exited->container.state, ContainerState::kExited);
   EXPECT_GE(tracker.Reconnects(), 1u);
   for (int i = 0; i < 100; ++i) {
     {
@@ -239,7 +239,7 @@ TEST_F(TrackerTest, ListOnceSeesWhatCtrSees) {
     if (c.container_id == "trk-list") found = &c;
   }
   ASSERT_NE(found, nullptr);
-  EXPECT_EQ(found->state, "created");
+  EXPECT_EQ(found->state, ContainerState::kCreated);
   EXPECT_EQ(found->pod_name, "list-0");
   ASSERT_EQ(found->devices.size(), 1u);
   EXPECT_EQ(found->devices[0].bdf, "0000:0c:00.0");

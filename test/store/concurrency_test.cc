@@ -45,13 +45,15 @@ TEST_P(StoreConcurrency, WritersAndReadersLoseAndDuplicateNothing) {
         for (int i = 0; i < kPerBatch; ++i) {
           const std::string id =
               "c" + std::to_string(t) + "-" + std::to_string(b * kPerBatch + i);
-          events.push_back({id, "n1", "start", b, "{}", At(kT0 + i)});
+          events.push_back(
+              {id, "n1", ContainerEventType::kStart, b, "{}", At(kT0 + i)});
           ContainerRecord c;
           c.container_id = i == 0 ? "shared" : id;
           c.node = "n1";
-          c.state = "running";
+          c.state = ContainerState::kRunning;
           c.updated_at = At(kT0 + b);
-          c.devices.push_back({"gpu", "SER" + std::to_string(i % 8), "", "t"});
+          c.devices.push_back(
+              {DeviceKind::kGpu, "SER" + std::to_string(i % 8), "", "t"});
           containers.push_back(std::move(c));
         }
         fail(store_->containers().AddContainerEvents(events));

@@ -29,7 +29,7 @@ class StoreConformance : public testing::TestWithParam<Backend> {
     n.gpu_vendor = "amd";
     n.gpu_model = "MI300X";
     n.gpu_count = 8;
-    n.labels_json = R"({"zone":"a"})";
+    n.labels = {{"zone", "a"}};
     n.updated_at = At(at);
     return n;
   }
@@ -353,11 +353,12 @@ ContainerRecord Container(std::string id, std::vector<std::string> gpus) {
   c.pod_name = "trainer-0";
   c.pod_namespace = "train";
   c.container_name = "main";
-  c.state = "running";
+  c.state = ContainerState::kRunning;
   c.pid = 4242;
   c.updated_at = At(kT0);
   c.started_at = At(kT0);
-  for (auto& g : gpus) c.devices.push_back({"gpu", g, "", "oci-spec"});
+  for (auto& g : gpus)
+    c.devices.push_back({DeviceKind::kGpu, g, "", "oci-spec"});
   return c;
 }
 
@@ -374,25 +375,32 @@ TEST_P(StoreConformance, ContainerDevicesAreReplacedAndHoldersFound) {
   EXPECT_FALSE(c1->exit_code.has_value());
   // New full state: one GPU only, exited with 137.
   ContainerRecord next = Container("c1", {"SER1"});
-  next.state = "exited";
+  next.state = ContainerState::kExited;
   next.exit_code = 137;
   ASSERT_TRUE(store_->containers().UpsertContainers({&next, 1}).ok());
   c1 = store_->containers().GetContainer("c1");
   ASSERT_EQ(c1->devices.size(), 1u);
   EXPECT_EQ(c1->devices[0].device_key, "SER1");
   EXPECT_EQ(c1->exit_code, 137);
-  EXPECT_EQ(store_->containers().FindDeviceHolders("gpu", "SER1")->size(), 1u);
-  EXPECT_EQ(store_->containers().FindDeviceHolders("gpu", "SER0")->size(), 0u);
+  EXPECT_EQ(
+      store_->containers().FindDeviceHolders(DeviceKind::kGpu, "SER1")->size(),
+      1u);
+  EXPECT_EQ(
+      store_->containers().FindDeviceHolders(DeviceKind::kGpu, "SER0")->size(),
+      0u);
 
   const std::string live[] = {"c1"};
   auto marked =
       store_->containers().MarkMissingDeleted("n1", live, At(kT0 + 9));
   ASSERT_TRUE(marked.ok());
   EXPECT_EQ(*marked, 1);
-  EXPECT_EQ(store_->containers().GetContainer("c2")->state, "deleted");
-  EXPECT_EQ(store_->containers().FindDeviceHolders("gpu", "SER2")->size(), 0u);
+  EXPECT_EQ(store_->containers().GetContainer("c2")->state,
+            ContainerState::kDeleted);
+  EXPECT_EQ(
+      store_->containers().FindDeviceHolders(DeviceKind::kGpu, "SER2")->size(),
+      0u);
   ContainerQuery q;
-  q.state = "deleted";
+  q.state = ContainerState::kDeleted;
   EXPECT_EQ(store_->containers().ListContainers(q)->total, 1);
 }
 
@@ -402,11 +410,11 @@ TEST_P(StoreConformance, ContainerStartTimeSurvivesAWriterThatDoesNotKnowIt) {
   // A writer that only listed the container (after a restart) sends no
   // start time: the stored one stays; a new one replaces it.
   c.started_at.reset();
-  c.state = "exited";
+  c.state = ContainerState::kExited;
   ASSERT_TRUE(store_->containers().UpsertContainers({&c, 1}).ok());
   auto got = store_->containers().GetContainer("c9");
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(got->state, "exited");
+  EXPECT_EQ(got->state, ContainerState::kExited);
   EXPECT_EQ(got->started_at, At(kT0));
   c.started_at = At(kT0 + 5);
   ASSERT_TRUE(store_->containers().UpsertContainers({&c, 1}).ok());
@@ -416,8 +424,10 @@ TEST_P(StoreConformance, ContainerStartTimeSurvivesAWriterThatDoesNotKnowIt) {
 TEST_P(StoreConformance, ContainerEventsAreIdempotent) {
   std::vector<ContainerEventRecord> events;
   for (int i = 0; i < 10; ++i) {
-    events.push_back({"c1", "n1", i % 2 ? "start" : "create", i, R"({"pid":1})",
-                      At(kT0 + i)});
+    events.push_back(
+        {"c1", "n1",
+         i % 2 ? ContainerEventType::kStart : ContainerEventType::kCreate, i,
+         R"({"pid":1})", At(kT0 + i)});
   }
   ASSERT_TRUE(store_->containers().AddContainerEvents(events).ok());
   ASSERT_TRUE(store_->containers().AddContainerEvents(events).ok());

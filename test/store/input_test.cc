@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "lens/store.h"
 #include "store/text.h"
@@ -48,7 +50,7 @@ TEST_P(StoreInput, OversizedValuesNameTableAndField) {
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("nodes.name"), std::string::npos) << st;
   n = Node("n1");
-  n.labels_json = "{\"k\":\"" + std::string(70000, 'x') + "\"}";
+  n.labels = {{"k", std::string(70000, 'x')}};
   st = store_->nodes().UpsertNode(n);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("nodes.labels"), std::string::npos) << st;
@@ -56,15 +58,21 @@ TEST_P(StoreInput, OversizedValuesNameTableAndField) {
 }
 
 TEST_P(StoreInput, MalformedJsonAndMissingKeysAreRejected) {
-  NodeRecord n = Node("n1");
-  n.labels_json = "{\"zone\": ";
-  Status st = store_->nodes().UpsertNode(n);
+  // Labels are a map and cannot be malformed; the JSON columns that are
+  // still text (a storage backend's config) are checked where they enter.
+  StorageRecord storage;
+  storage.name = "s3-main";
+  storage.kind = "s3";
+  storage.updated_at = At(1700000000000000);
+  storage.config_json = "{\"zone\": ";
+  Status st = store_->storage().UpsertStorage(storage);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("not valid JSON at offset"), std::string::npos)
       << st;
-  n.labels_json = "42";
-  EXPECT_EQ(store_->nodes().UpsertNode(n).code(), StatusCode::kInvalidArgument);
-  n = Node("");
+  storage.config_json = "42";
+  EXPECT_EQ(store_->storage().UpsertStorage(storage).code(),
+            StatusCode::kInvalidArgument);
+  NodeRecord n = Node("");
   st = store_->nodes().UpsertNode(n);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("must not be empty"), std::string::npos);
@@ -118,6 +126,30 @@ TEST(StoreText, SanitizeKeepsValidAndReplacesInvalid) {
             "\xEF\xBF\xBD\xEF\xBF\xBD");
   std::string valid = "plain";
   EXPECT_FALSE(store::SanitizeUtf8(&valid));
+}
+
+// A labels column that is not a JSON object of strings (a row written by
+// another tool, or by hand) reads back as empty labels; the row is kept.
+TEST(StoreText, LabelsThatAreNotAnObjectReadBackEmpty) {
+  const std::vector<std::string> bad = {
+      "",        "not json",
+      "{\"a\":", "{\"a\":\"b\"} trailing",
+      "[1, 2]",  "\"text\"",
+      "42",      "null",
+      "{'a':1}", std::string("{\"a\":\"b\"}\0{\"c\":1}", 17)};
+  for (const std::string& labels : bad) {
+    EXPECT_TRUE(store::ReadLabels(labels).empty()) << labels;
+  }
+  const Labels mixed = store::ReadLabels(R"({"a":"b","n":1,"o":{"x":"y"}})");
+  EXPECT_EQ(mixed, (Labels{{"a", "b"}})) << "non-string members are skipped";
+}
+
+TEST(StoreText, LabelsColumnIsValidUtf8Json) {
+  auto column = store::LabelsColumn("pods", {{"k\xc3", "v\"\n"}});
+  ASSERT_TRUE(column.ok()) << column.status();
+  EXPECT_EQ(*column, "{\"k\xEF\xBF\xBD\":\"v\\\"\\n\"}");
+  EXPECT_EQ(store::ReadLabels(*column), (Labels{{"k\xEF\xBF\xBD", "v\"\n"}}));
+  EXPECT_EQ(*store::LabelsColumn("pods", {}), "{}");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreInput,
