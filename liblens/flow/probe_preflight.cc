@@ -73,6 +73,23 @@ Status CheckKernelBtf(const std::string& sys_root) {
       "a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 }
 
+Status TracingProgramsRefused(const std::string& sys_root) {
+  std::string message =
+      "this kernel refuses BPF tracing programs (program type "
+      "BPF_PROG_TYPE_TRACING), which the flow probe needs for its "
+      "socket-storage iterator";
+  auto lockdown = ReadKernelFile(sys_root + "/kernel/security/lockdown");
+  if (lockdown.ok()) {
+    const size_t open = lockdown->find('[');
+    const size_t close = lockdown->find(']', open);
+    if (open != std::string::npos && close != std::string::npos) {
+      const std::string mode = lockdown->substr(open + 1, close - open - 1);
+      if (mode != "none") message += "; kernel lockdown is \"" + mode + "\"";
+    }
+  }
+  return FailedPreconditionError(message);
+}
+
 StatusOr<ProbeKernel> ProbeKernelFrom(
     const std::function<bool(std::string_view)>& has_btf_name) {
   // What the programs cannot run without, each with the kernel that brought

@@ -30,6 +30,11 @@ Status CheckBpfPrivileges(const std::string& proc_root = "/proc");
 // (<sys_root>/kernel/btf/vmlinux): the probe is CO-RE.
 Status CheckKernelBtf(const std::string& sys_root = "/sys");
 
+// The FailedPrecondition for a kernel that refuses BPF tracing programs
+// (the probe's socket-storage iterator is one), naming the lockdown mode
+// from <sys_root>/kernel/security/lockdown when it is not "none".
+Status TracingProgramsRefused(const std::string& sys_root = "/sys");
+
 // What the kernel offers the probe, given `has_btf_name(name)`: whether the
 // kernel's BTF has a type, typedef or enum value of that name (every
 // tracepoint has a "btf_trace_<name>" typedef, every BPF helper a

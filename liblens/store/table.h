@@ -39,17 +39,21 @@ namespace lens::store {
 // deque: adding to it never moves what earlier parameters point to.
 using Scratch = std::deque<std::string>;
 
-template <typename R>
+// A column of a table whose rows are written from a W and read back into an
+// R: the same type, except where a written row is a record plus what the
+// writer adds (the training tables: a parser record, its workload and the
+// run it was stored as).
+template <typename W, typename R = W>
 struct Field {
   Column column;  // an empty name: a check only, neither written nor read
-  // The parameter written for `r`; text it builds goes into `scratch`.
-  std::function<StatusOr<Param>(std::string_view table, const R& r,
+  // The parameter written for `w`; text it builds goes into `scratch`.
+  std::function<StatusOr<Param>(std::string_view table, const W& w,
                                 Scratch& scratch)>
       write;
   // Sets the field from a result cell; empty for a column only written.
   std::function<void(const Rows& rows, size_t row, size_t col, R* r)> read;
   // Checks and normalises the value before it is written; may be empty.
-  std::function<Status(std::string_view table, R* r)> check;
+  std::function<Status(std::string_view table, W* w)> check;
 };
 
 // Checked copies of records and their rows; the rows point into it.
@@ -71,17 +75,17 @@ struct OnConflict {
   bool do_nothing = false;
 };
 
-template <typename R>
+template <typename W, typename R = W>
 class Table {
  public:
   // The first `key_columns` fields written are the key.
-  Table(std::string_view name, size_t key_columns, std::vector<Field<R>> fields,
-        OnConflict on_conflict = {})
+  Table(std::string_view name, size_t key_columns,
+        std::vector<Field<W, R>> fields, OnConflict on_conflict = {})
       : name_(name),
         key_columns_(key_columns),
         fields_(std::move(fields)),
         on_conflict_(std::move(on_conflict)) {
-    for (const Field<R>& f : fields_) {
+    for (const Field<W, R>& f : fields_) {
       if (f.column.name.empty()) continue;
       if (f.write) columns_.push_back(f.column);
       if (!f.read) continue;
@@ -107,31 +111,31 @@ class Table {
             on_conflict_.keep_if_null};
   }
 
-  // Runs every field's check on `*r` (sanitising its text).
-  Status Check(R* r) const {
-    for (const Field<R>& f : fields_) {
-      if (f.check) LENS_RETURN_IF_ERROR(f.check(name_, r));
+  // Runs every field's check on `*w` (sanitising its text).
+  Status Check(W* w) const {
+    for (const Field<W, R>& f : fields_) {
+      if (f.check) LENS_RETURN_IF_ERROR(f.check(name_, w));
     }
     return OkStatus();
   }
 
-  // Appends the parameters of an already checked `r` to `row`.
-  Status AppendRow(const R& r, Scratch& scratch,
+  // Appends the parameters of an already checked `w` to `row`.
+  Status AppendRow(const W& w, Scratch& scratch,
                    std::vector<Param>* row) const {
-    for (const Field<R>& f : fields_) {
+    for (const Field<W, R>& f : fields_) {
       if (f.column.name.empty() || !f.write) continue;
-      LENS_ASSIGN_OR_RETURN(Param p, f.write(name_, r, scratch));
+      LENS_ASSIGN_OR_RETURN(Param p, f.write(name_, w, scratch));
       row->push_back(p);
     }
     return OkStatus();
   }
 
   // Checks copies of `records` and builds their rows into `*batch`.
-  Status Prepare(std::span<const R> records, Batch<R>* batch) const {
+  Status Prepare(std::span<const W> records, Batch<W>* batch) const {
     batch->records.assign(records.begin(), records.end());
-    for (R& r : batch->records) LENS_RETURN_IF_ERROR(Check(&r));
+    for (W& w : batch->records) LENS_RETURN_IF_ERROR(Check(&w));
     batch->rows.reserve(batch->records.size());
-    for (const R& r : batch->records) {
+    for (const W& r : batch->records) {
       batch->rows.emplace_back();
       batch->rows.back().reserve(columns_.size());
       LENS_RETURN_IF_ERROR(AppendRow(r, batch->scratch, &batch->rows.back()));
@@ -140,8 +144,8 @@ class Table {
   }
 
   // Prepare, then upsert the rows in one write transaction.
-  Status Write(Database& db, std::span<const R> records) const {
-    Batch<R> batch;
+  Status Write(Database& db, std::span<const W> records) const {
+    Batch<W> batch;
     LENS_RETURN_IF_ERROR(Prepare(records, &batch));
     return WriteRows(db, upsert(), batch.rows);
   }
@@ -151,7 +155,7 @@ class Table {
   R Read(const Rows& rows, size_t row, size_t first = 0) const {
     R r{};
     size_t col = first;
-    for (const Field<R>& f : fields_) {
+    for (const Field<W, R>& f : fields_) {
       if (f.column.name.empty() || !f.read) continue;
       f.read(rows, row, col++, &r);
     }
@@ -169,7 +173,7 @@ class Table {
  private:
   std::string_view name_;
   size_t key_columns_;
-  std::vector<Field<R>> fields_;
+  std::vector<Field<W, R>> fields_;
   OnConflict on_conflict_;
   std::vector<Column> columns_;
   std::string select_;
@@ -335,6 +339,19 @@ Field<R> Enum(std::string_view name, E R::*m, E (*parse)(std::string_view),
 template <typename R, typename E>
 Field<R> Enum(std::string_view name, E R::*m, E (*parse)(std::string_view)) {
   return Enum<R, E>(name, m, parse, [](E e) { return ToString(e); });
+}
+
+// A column from a projection of the written row and a setter of the read
+// record (rows whose written type is not the read type).
+template <typename W, typename R>
+Field<W, R> Of(
+    Column column, std::function<Param(const W& w)> write,
+    std::function<void(const Rows& rows, size_t row, size_t col, R* r)> read =
+        nullptr) {
+  return {column,
+          [write = std::move(write)](std::string_view, const W& w, Scratch&)
+              -> StatusOr<Param> { return write(w); },
+          std::move(read), nullptr};
 }
 
 // A check of the whole record that no single column owns.

@@ -1,5 +1,6 @@
-// training_runs, training_performance and the training rows of
-// workload_events (the row mapping is in training_codec.cc).
+// TrainingWriter: training_runs, and the rows of training_performance,
+// workload_events, training_validations and training_memory_reports (their
+// columns are described in training_tables.cc).
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -8,36 +9,14 @@
 #include "store/db.h"
 #include "store/text.h"
 #include "store/training_codec.h"
+#include "store/training_tables.h"
 
 namespace lens {
 namespace {
 
-using store::ColumnKind;
 using store::Conn;
 using store::Param;
 using store::Rows;
-
-constexpr store::Column kIterationColumns[] = {{"workload_uid"},
-                                               {"run"},
-                                               {"iteration"},
-                                               {"ts", ColumnKind::kTimestamp},
-                                               {"format"},
-                                               {"rank"},
-                                               {"world_size"},
-                                               {"line"},
-                                               {"loss"},
-                                               {"tflops_per_gpu"},
-                                               {"tokens_per_s_per_gpu"},
-                                               {"elapsed_ms"},
-                                               {"fields", ColumnKind::kJson}};
-
-constexpr store::Column kEventColumns[] = {
-    {"workload_uid"}, {"run"},       {"event_type"},
-    {"event_key"},    {"iteration"}, {"at", ColumnKind::kTimestamp},
-    {"duration_s"},   {"path"},      {"format"},
-    {"line"}};
-
-Param OptInt(std::optional<int64_t> v) { return v ? Param(*v) : Param(); }
 
 // The first line of each local run in this batch.
 struct FirstItem {
@@ -89,24 +68,6 @@ Status ResolveRuns(Conn& c, std::string_view workload, std::string_view source,
   return OkStatus();
 }
 
-Status CheckRecord(const IterationRecord& r) {
-  for (const auto& [k, v] : r.extra) {
-    if (k.empty() || k.size() > 128) {
-      return InvalidArgumentError(
-          "training_performance.fields: extra field name of " +
-          std::to_string(k.size()) + " bytes (must be 1..128) at iteration " +
-          std::to_string(r.iteration));
-    }
-  }
-  if (r.extra.size() > 256) {
-    return InvalidArgumentError(
-        "training_performance.fields: more than 256 extra fields at "
-        "iteration " +
-        std::to_string(r.iteration));
-  }
-  return OkStatus();
-}
-
 }  // namespace
 
 struct TrainingWriter::State {
@@ -134,24 +95,24 @@ Status TrainingWriter::Write(std::span<const IterationRecord> records,
 }
 
 Status TrainingWriter::Write(const TrainingBatch& batch) {
-  const auto& records = batch.records;
-  const auto& events = batch.events;
+  const std::string_view workload = state_->workload_uid;
+  LENS_ASSIGN_OR_RETURN(
+      std::vector<store::IterationRow> iterations,
+      store::CheckedRows(store::IterationTable(), batch.records, workload));
+  LENS_ASSIGN_OR_RETURN(
+      std::vector<store::EventRow> events,
+      store::CheckedRows(store::EventTable(), batch.events, workload));
+  LENS_ASSIGN_OR_RETURN(std::vector<store::ValidationRow> validations,
+                        store::CheckedRows(store::ValidationTable(),
+                                           batch.validations, workload));
+  LENS_ASSIGN_OR_RETURN(
+      std::vector<store::MemoryRow> memory,
+      store::CheckedRows(store::MemoryTable(), batch.memory_reports, workload));
   std::map<int32_t, FirstItem> first;
-  std::vector<std::string> fields;
-  fields.reserve(records.size());
-  for (const IterationRecord& r : records) {
-    LENS_RETURN_IF_ERROR(CheckRecord(r));
+  for (const IterationRecord& r : batch.records)
     NoteFirst(&first, r.run, r.line, r.iteration, r.timestamp_s);
-    fields.push_back(store::FieldsJson(r));
-  }
-  std::vector<std::string> paths, keys(events.size());
-  paths.reserve(events.size());
-  for (const TrainingEvent& e : events) {
+  for (const TrainingEvent& e : batch.events)
     NoteFirst(&first, e.run, e.line, e.iteration, e.timestamp_s);
-    paths.push_back(e.path);
-    LENS_RETURN_IF_ERROR(store::CheckText("workload_events", "path",
-                                          &paths.back(), store::kMaxTextBytes));
-  }
   for (const ValidationRecord& v : batch.validations)
     NoteFirst(&first, v.run, v.line, v.iteration, v.timestamp_s);
   for (const MemoryReport& m : batch.memory_reports)
@@ -161,40 +122,14 @@ Status TrainingWriter::Write(const TrainingBatch& batch) {
     runs = state_->runs;
     LENS_RETURN_IF_ERROR(
         ResolveRuns(c, state_->workload_uid, state_->source, first, &runs));
-    std::vector<std::vector<Param>> rows;
-    rows.reserve(records.size());
-    for (size_t i = 0; i < records.size(); ++i) {
-      const IterationRecord& r = records[i];
-      rows.push_back(
-          {state_->workload_uid, int64_t{runs.at(r.run)}, r.iteration,
-           OptInt(store::TimeUs(r.timestamp_s)), TrainingFormatName(r.format),
-           r.rank ? Param(int64_t{*r.rank}) : Param(),
-           r.world_size ? Param(int64_t{*r.world_size}) : Param(),
-           static_cast<int64_t>(r.line),
-           store::Finite(r.Get(IterationField::kLoss)),
-           store::Finite(r.Get(IterationField::kTflopsPerGpu)),
-           store::Finite(r.Get(IterationField::kTokensPerSPerGpu)),
-           store::Finite(r.Get(IterationField::kElapsedMs)), fields[i]});
-    }
-    LENS_RETURN_IF_ERROR(
-        store::UpsertRows(c, {"training_performance", kIterationColumns, 3},
-                          rows)
-            .status());
-    rows.clear();
-    for (size_t i = 0; i < events.size(); ++i) {
-      const TrainingEvent& e = events[i];
-      rows.push_back(
-          {state_->workload_uid, int64_t{runs.at(e.run)},
-           TrainingEventTypeName(e.type), store::EventKey(e, &keys[i]),
-           OptInt(e.iteration), OptInt(store::TimeUs(e.timestamp_s)),
-           store::Finite(e.duration_s), paths[i], TrainingFormatName(e.format),
-           static_cast<int64_t>(e.line)});
-    }
-    LENS_RETURN_IF_ERROR(
-        store::UpsertRows(c, {"workload_events", kEventColumns, 4}, rows)
-            .status());
-    return store::WriteEvaluations(c, state_->workload_uid, runs,
-                                   batch.validations, batch.memory_reports);
+    LENS_RETURN_IF_ERROR(store::UpsertStored<IterationRecord>(
+        c, store::IterationTable(), iterations, runs));
+    LENS_RETURN_IF_ERROR(store::UpsertStored<TrainingEvent>(
+        c, store::EventTable(), events, runs));
+    LENS_RETURN_IF_ERROR(store::UpsertStored<ValidationRecord>(
+        c, store::ValidationTable(), validations, runs));
+    return store::UpsertStored<MemoryReport>(c, store::MemoryTable(), memory,
+                                             runs);
   };
   // Two writers of one workload may pick the same new run number at once
   // (PostgreSQL); the loser's transaction fails on the key and runs again.

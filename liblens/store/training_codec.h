@@ -44,12 +44,6 @@ std::string_view EventKey(const TrainingEvent& e, std::string* buf);
 
 TrainingEventType EventTypeFromName(std::string_view s);
 
-// Upserts validations and memory reports inside the writer's transaction;
-// `runs` maps every local run of them to its stored run (training_evals.cc).
-Status WriteEvaluations(Conn& c, std::string_view workload,
-                        const std::unordered_map<int32_t, int32_t>& runs,
-                        std::span<const ValidationRecord> validations,
-                        std::span<const MemoryReport> memory);
 TrainingFormat FormatFromName(std::string_view s);
 
 }  // namespace lens::store

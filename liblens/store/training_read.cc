@@ -3,6 +3,7 @@
 #include "store/db.h"
 #include "store/text.h"
 #include "store/training_codec.h"
+#include "store/training_tables.h"
 
 namespace lens {
 namespace {
@@ -10,22 +11,6 @@ namespace {
 using store::Conn;
 using store::Param;
 using store::Rows;
-
-constexpr std::string_view kIterationSelect =
-    "run, iteration, lens_us(ts), format, rank, world_size, line, fields";
-
-IterationRecord ReadIteration(const Rows& r, size_t i) {
-  IterationRecord rec;
-  rec.run = static_cast<int32_t>(r.Int(i, 0));
-  rec.iteration = r.Int(i, 1);
-  if (!r.IsNull(i, 2)) rec.timestamp_s = static_cast<double>(r.Int(i, 2)) / 1e6;
-  rec.format = store::FormatFromName(r.Text(i, 3));
-  if (!r.IsNull(i, 4)) rec.rank = static_cast<int32_t>(r.Int(i, 4));
-  if (!r.IsNull(i, 5)) rec.world_size = static_cast<int32_t>(r.Int(i, 5));
-  rec.line = static_cast<uint64_t>(r.Int(i, 6));
-  store::ReadFields(r.Text(i, 7), &rec);
-  return rec;
-}
 
 }  // namespace
 
@@ -76,13 +61,11 @@ StatusOr<Page<IterationRecord>> TrainingRepository::ListIterations(
           q.max_iteration.value_or(0));
   f.AddRange("ts", q.time);
   Page<IterationRecord> page{{}, 0, q.page.page_num, q.page.page_size};
-  LENS_ASSIGN_OR_RETURN(
-      Rows rows, store::ReadPage(*db_, "training_performance" + f.sql(),
-                                 std::string(kIterationSelect), order, q.page,
-                                 f, &page.total));
-  for (size_t i = 0; i < rows.size(); ++i) {
-    page.items.push_back(ReadIteration(rows, i));
-  }
+  LENS_ASSIGN_OR_RETURN(Rows rows,
+                        store::ReadPage(*db_, "training_performance" + f.sql(),
+                                        store::IterationTable().select(), order,
+                                        q.page, f, &page.total));
+  page.items = store::IterationTable().ReadAll(rows);
   return page;
 }
 
@@ -92,7 +75,7 @@ StatusOr<IterationRecord> TrainingRepository::LatestIteration(
   LENS_ASSIGN_OR_RETURN(
       Rows rows,
       store::Query(*db_,
-                   "SELECT " + std::string(kIterationSelect) +
+                   "SELECT " + store::IterationTable().select() +
                        " FROM training_performance WHERE workload_uid = $1 "
                        "ORDER BY run DESC, iteration DESC LIMIT 1",
                    p));
@@ -100,7 +83,7 @@ StatusOr<IterationRecord> TrainingRepository::LatestIteration(
     return NotFoundError("no iterations stored for workload '" +
                          std::string(workload_uid) + "'");
   }
-  return ReadIteration(rows, 0);
+  return store::IterationTable().Read(rows, 0);
 }
 
 StatusOr<std::vector<TrainingEvent>> TrainingRepository::ListEvents(
@@ -108,27 +91,12 @@ StatusOr<std::vector<TrainingEvent>> TrainingRepository::ListEvents(
   const Param p[] = {workload_uid};
   LENS_ASSIGN_OR_RETURN(
       Rows rows,
-      store::Query(
-          *db_,
-          "SELECT run, event_type, iteration, lens_us(at), duration_s, path, "
-          "format, line FROM workload_events WHERE workload_uid = $1 "
-          "ORDER BY run, line, id",
-          p));
-  std::vector<TrainingEvent> out;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    TrainingEvent e;
-    e.run = static_cast<int32_t>(rows.Int(i, 0));
-    e.type = store::EventTypeFromName(rows.Text(i, 1));
-    if (!rows.IsNull(i, 2)) e.iteration = rows.Int(i, 2);
-    if (!rows.IsNull(i, 3))
-      e.timestamp_s = static_cast<double>(rows.Int(i, 3)) / 1e6;
-    if (!rows.IsNull(i, 4)) e.duration_s = rows.Double(i, 4);
-    e.path = rows.Text(i, 5);
-    e.format = store::FormatFromName(rows.Text(i, 6));
-    e.line = static_cast<uint64_t>(rows.Int(i, 7));
-    out.push_back(std::move(e));
-  }
-  return out;
+      store::Query(*db_,
+                   "SELECT " + store::EventTable().select() +
+                       " FROM workload_events WHERE workload_uid = $1 "
+                       "ORDER BY run, line, id",
+                   p));
+  return store::EventTable().ReadAll(rows);
 }
 
 }  // namespace lens

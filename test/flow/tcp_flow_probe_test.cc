@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -438,6 +440,25 @@ TEST(ProbePreflightTest, NamesEachFeatureAnOldKernelLacks) {
         << lacking;
     EXPECT_NE(kernel.status().message().find(lacking), std::string::npos);
   }
+}
+
+TEST(ProbePreflightTest, RefusedTracingProgramsNameTheLockdownMode) {
+  const std::string root =
+      testing::TempDir() + "lens-lockdown-" + std::to_string(::getpid());
+  std::filesystem::create_directories(root + "/kernel/security");
+  std::ofstream(root + "/kernel/security/lockdown")
+      << "none [integrity] confidentiality\n";
+  Status st = flow::TracingProgramsRefused(root);
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find("BPF_PROG_TYPE_TRACING"), std::string::npos);
+  EXPECT_NE(st.message().find("kernel lockdown is \"integrity\""),
+            std::string::npos)
+      << st;
+  std::ofstream(root + "/kernel/security/lockdown")
+      << "[none] integrity confidentiality\n";
+  EXPECT_EQ(flow::TracingProgramsRefused(root).message().find("lockdown"),
+            std::string::npos);
+  std::filesystem::remove_all(root);
 }
 
 TEST(ProbePreflightTest, PrivilegesFromCapEff) {

@@ -558,6 +558,12 @@ StatusOr<std::unique_ptr<FlowProbe>> OpenTcpFlowProbe(
   });
   btf__free(vmlinux);
   if (!kernel.ok()) return kernel.status();
+  // 0: the kernel refuses the program type itself (before our programs'
+  // verification); a negative value (the probe could not run) decides
+  // nothing.
+  if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACING, nullptr) == 0) {
+    return TracingProgramsRefused();
+  }
   auto probe = std::make_unique<TcpFlowProbe>();
   LENS_RETURN_IF_ERROR(probe->Load(options, *kernel));
   return std::unique_ptr<FlowProbe>(std::move(probe));
