@@ -3,8 +3,6 @@
 // node REST API) on 127.0.0.1:8989, container tracking (/pods) when a
 // containerd socket is present, and TCP flows (eBPF, as root) on
 // 127.0.0.1:8990, attributed to pods.
-#include <sys/stat.h>
-
 #include <cstdio>
 
 #include "commands.h"
@@ -77,22 +75,12 @@ Command AddUp(CLI::App& app) {
       return 2;
     }
     ConfigureLogging({config->logging.level, config->logging.format, {}, {}});
-    // The node agent's token guards the flows port too.
-    if (config->netflow.bearer_token_file.empty())
-      config->netflow.bearer_token_file =
-          config->node_exporter.bearer_token_file;
-    // One machine: track containers only when containerd is here.
-    NodeExporterOptions& ne = config->node_exporter;
-    struct stat st;
-    if (ne.containers && ::stat(ne.containerd_socket.c_str(), &st) != 0)
-      ne.containers = false;
     auto options = NodeServiceOptionsFromConfig(
-        *config, kNodeAgent | kNodeContainers | kNodeFlows);
+        *config, kNodeAgent | kNodeContainers | kNodeFlows | kNodeOnOneMachine);
     if (!options.ok()) {
       std::fprintf(stderr, "lens up: %s\n", options.status().message().c_str());
       return 2;
     }
-    options->flows->required = false;  // without root: the rest still runs
     auto service = NodeService::Start(*options);
     if (!service.ok()) {
       std::fprintf(stderr, "lens up: %s\n", service.status().message().c_str());

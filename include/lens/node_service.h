@@ -70,6 +70,11 @@ enum NodePart : unsigned {
   kNodeAgent = 1u << 0,
   kNodeContainers = 1u << 1,  // still off where nodeExporter.containers is
   kNodeFlows = 1u << 2,
+  // Everything on one machine, as `lens up` runs it: flows are optional
+  // (without root the rest still runs), containers are tracked only when
+  // the containerd socket exists, and the flows port takes the node agent's
+  // token when netflow.bearerTokenFile is not set.
+  kNodeOnOneMachine = 1u << 3,
 };
 
 // Builds the options from the config: `nodeExporter` (agent, containers,

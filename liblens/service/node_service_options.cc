@@ -98,9 +98,19 @@ Status CheckRoot(const std::string& path, const char* key) {
 
 }  // namespace
 
-StatusOr<NodeServiceOptions> NodeServiceOptionsFromConfig(const Config& config,
+StatusOr<NodeServiceOptions> NodeServiceOptionsFromConfig(const Config& in,
                                                           unsigned parts) {
-  LENS_RETURN_IF_ERROR(config.Validate());
+  LENS_RETURN_IF_ERROR(in.Validate());
+  Config config = in;
+  if (parts & kNodeOnOneMachine) {
+    if (config.netflow.bearer_token_file.empty()) {
+      config.netflow.bearer_token_file = config.node_exporter.bearer_token_file;
+    }
+    struct stat st;
+    if (::stat(config.node_exporter.containerd_socket.c_str(), &st) != 0) {
+      config.node_exporter.containers = false;
+    }
+  }
   const NodeExporterOptions& ne = config.node_exporter;
   NodeServiceOptions out;
   out.node_name = Env("NODE_NAME");
@@ -140,6 +150,7 @@ StatusOr<NodeServiceOptions> NodeServiceOptionsFromConfig(const Config& config,
   }
   if (parts & kNodeFlows) {
     LENS_ASSIGN_OR_RETURN(out.flows, FlowOptions(config));
+    if (parts & kNodeOnOneMachine) out.flows->required = false;
   }
   LENS_RETURN_IF_ERROR(out.Validate());
   return out;

@@ -1,6 +1,10 @@
 // NodeServiceOptionsFromConfig: each program's parts, from one config.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <string>
+
 #include "lens/node_service.h"
 
 namespace lens {
@@ -55,6 +59,29 @@ TEST(NodeServiceOptionsTest, ContainersOffInTheConfigStayOff) {
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_FALSE(o->containers.has_value());
   EXPECT_FALSE(o->events.has_value());
+}
+
+TEST(NodeServiceOptionsTest, OneMachineRunsWhatItCanAndSharesTheToken) {
+  const std::string token = testing::TempDir() + "lens-one-machine-token";
+  std::ofstream(token) << "s3cret\n";
+  Config c = WithJobs();  // its containerd socket does not exist here
+  c.node_exporter.bearer_token_file = token;
+  constexpr unsigned kAll = kNodeAgent | kNodeContainers | kNodeFlows;
+  auto o = NodeServiceOptionsFromConfig(c, kAll | kNodeOnOneMachine);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_FALSE(o->containers.has_value()) << "no containerd socket here";
+  ASSERT_TRUE(o->flows.has_value());
+  EXPECT_FALSE(o->flows->required);
+  EXPECT_EQ(o->flows->http.bearer_token, "s3cret");
+  EXPECT_EQ(o->agent_http.bearer_token, "s3cret");
+  // Without the bit the same config keeps its flows port open and asks for
+  // tracking (the tracker keeps retrying containerd).
+  auto cluster = NodeServiceOptionsFromConfig(c, kAll);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EXPECT_TRUE(cluster->containers.has_value());
+  EXPECT_TRUE(cluster->flows->required);
+  EXPECT_TRUE(cluster->flows->http.bearer_token.empty());
+  std::remove(token.c_str());
 }
 
 TEST(NodeServiceOptionsTest, HostRootsThatDoNotExistAreErrors) {
