@@ -9,12 +9,17 @@
 
 #include "containers/device_resolver.h"
 #include "core/kernel_file.h"
+#include "lens/json.h"
 
 namespace lens::containers {
 namespace {
 
 constexpr size_t kMaxLabels = 64;
 constexpr size_t kMaxLabelBytes = 4096;
+// All kept labels as the store's JSON column, with room to spare under the
+// store's 64 KiB limit (a container whose labels the store refused would be
+// lost whole).
+constexpr size_t kMaxLabelsJsonBytes = 48 * 1024;
 
 std::string LabelOr(const std::map<std::string, std::string>& labels,
                     const char* key) {
@@ -93,9 +98,16 @@ ContainerState StateOf(const RuntimeContainer& c) {
 
 Labels LimitLabels(const std::map<std::string, std::string>& labels) {
   Labels out;
+  size_t json_bytes = 2;  // {}
+  std::string escaped;
   for (const auto& [key, value] : labels) {
     if (out.size() == kMaxLabels) break;
     if (key.size() + value.size() > kMaxLabelBytes) continue;
+    escaped.clear();
+    AppendJsonString(key, &escaped);
+    AppendJsonString(value, &escaped);
+    if (json_bytes + escaped.size() + 2 > kMaxLabelsJsonBytes) continue;
+    json_bytes += escaped.size() + 2;  // ':' and ','
     out.emplace(key, value);
   }
   return out;

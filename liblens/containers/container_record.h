@@ -44,7 +44,9 @@ struct RecordContext {
 ContainerState StateOf(const RuntimeContainer& c);
 
 // The labels a record keeps: at most 64, each key and value together at
-// most 4 KiB (what does not fit is left out, never truncated mid-value).
+// most 4 KiB, all of them at most 48 KiB as JSON (so the store, which
+// refuses a labels column over 64 KiB, always takes them). What does not fit
+// is left out, never truncated mid-value.
 Labels LimitLabels(const std::map<std::string, std::string>& labels);
 
 // When process `pid` started, from <procfs>/<pid>/stat (start time in clock

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "core/labels.h"
+
 namespace lens::containers {
 namespace {
 
@@ -31,6 +33,18 @@ TEST(LimitLabelsTest, KeepsLabelsAndBoundsThem) {
   EXPECT_EQ(kept.at("io.kubernetes.pod.name"), "a\"b");
   EXPECT_FALSE(kept.count("big")) << "values over 4 KiB are left out";
   EXPECT_EQ(kept.size(), 64u);
+}
+
+TEST(LimitLabelsTest, AllKeptLabelsFitTheStoresColumn) {
+  // Control characters take six bytes each as JSON (\u0001).
+  std::map<std::string, std::string> labels;
+  for (int i = 0; i < 64; ++i) {
+    labels["k" + std::to_string(i)] = std::string(4000, '\x01');
+  }
+  const Labels kept = LimitLabels(labels);
+  EXPECT_FALSE(kept.empty());
+  EXPECT_LT(kept.size(), 64u);
+  EXPECT_LE(LabelsToJson(kept).size(), 48u * 1024);
 }
 
 TEST(StateOfTest, NamesTaskStates) {
