@@ -226,6 +226,35 @@ StatusOr<std::string> ReadLimited(const std::string& path, uint64_t max_bytes) {
 
 }  // namespace
 
+namespace {
+
+// Config::Validate, its error naming where the value came from: "--flag=v:"
+// or "LENS_X=v:" when an override set the key it is about, else the file.
+// Validate's messages start "section: key: ..." or "key: ...".
+Status ValidateNamingOrigin(const Config& config, const Ctx& ctx) {
+  Status st = config.Validate();
+  if (st.ok()) return st;
+  const std::string& m = st.message();
+  const size_t a = m.find(": ");
+  const size_t b = a == std::string::npos ? a : m.find(": ", a + 2);
+  if (b != std::string::npos) {
+    const std::string path = m.substr(0, a) + "." + m.substr(a + 2, b - a - 2);
+    if (auto it = ctx.env_origin.find(path); it != ctx.env_origin.end()) {
+      return Status(st.code(),
+                    it->second + ": " + path + ": " + m.substr(b + 2));
+    }
+  }
+  if (a != std::string::npos) {
+    if (auto it = ctx.env_origin.find(m.substr(0, a));
+        it != ctx.env_origin.end()) {
+      return Status(st.code(), it->second + ": " + m);
+    }
+  }
+  return st.WithContext(ctx.source);
+}
+
+}  // namespace
+
 Status LoggingOptions::Validate() const {
   if (static_cast<int>(level) < 0 || static_cast<int>(level) > 3) {
     return InvalidArgumentError("level: not a valid log level");
@@ -286,7 +315,7 @@ StatusOr<Config> ParseConfig(std::string_view yaml,
   } catch (const std::exception& e) {
     return InternalError(ctx.source + ": loading config: " + e.what());
   }
-  LENS_RETURN_IF_ERROR(config.Validate().WithContext(ctx.source));
+  LENS_RETURN_IF_ERROR(ValidateNamingOrigin(config, ctx));
   return config;
 }
 

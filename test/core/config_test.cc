@@ -276,6 +276,26 @@ TEST(ConfigTest, BadOverridesNameTheFlag) {
       << config.status();
 }
 
+TEST(ConfigTest, OutOfRangeOverridesNameTheFlagOrVariable) {
+  ConfigLoadOptions options = WithEnv({});
+  options.overrides = {{"nodeExporter.interval", "10ms", "--interval"}};
+  auto config = LoadConfig("", options);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(),
+            "--interval=10ms: nodeExporter.interval: must be at least 100ms");
+  options = WithEnv({{"LENS_NETFLOW_INTERVAL", "50ms"}});
+  config = LoadConfig("", options);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(),
+            "LENS_NETFLOW_INTERVAL=50ms: netflow.interval: must be at least "
+            "100ms");
+  // A value from the file still names the file.
+  const std::string file = WriteTemp("netflow:\n  interval: 50ms\n");
+  config = LoadConfig(file, WithEnv({}));
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message().rfind(file, 0), 0u) << config.status();
+}
+
 TEST(ConfigTest, ReadsTheProcessEnvironmentByDefault) {
   ASSERT_EQ(::setenv("LENS_METRICS_COMPAT_NAMES", "true", 1), 0);
   auto config = ParseConfig("metrics:\n  compatNames: false\n", "inline");
