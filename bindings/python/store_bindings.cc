@@ -258,13 +258,13 @@ void BindContainerQueries(py::class_<Store, std::unique_ptr<Store>>& cls) {
       .def(
           "device_holders",
           [](Store& s, const std::string& kind, const std::string& key) {
-            const std::optional<DeviceKind> k = ParseDeviceKind(kind);
-            if (!k) {
+            const DeviceKind k = ParseDeviceKind(kind);
+            if (ToString(k) != kind) {
               throw py::value_error("unknown device kind '" + kind +
                                     "': one of gpu, rdma, device");
             }
             return List(Call<std::vector<ContainerRecord>>(
-                [&] { return s.containers().FindDeviceHolders(*k, key); }));
+                [&] { return s.containers().FindDeviceHolders(k, key); }));
           },
           py::arg("kind"), py::arg("device_key"),
           "Live containers holding a device ('gpu' + serial, 'rdma' + name).")

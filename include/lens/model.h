@@ -118,8 +118,8 @@ struct RdmaDeviceRecord {
 // other device node a container was given).
 enum class DeviceKind : uint8_t { kGpu, kRdma, kOther };
 LENS_EXPORT std::string_view ToString(DeviceKind kind);
-// nullopt for text that names no kind.
-LENS_EXPORT std::optional<DeviceKind> ParseDeviceKind(std::string_view text);
+// kOther for text that names no kind.
+LENS_EXPORT DeviceKind ParseDeviceKind(std::string_view text);
 enum class DeviceChange : uint8_t { kCreate, kDelete, kReplace };
 
 // One row of node_device_changelog.

@@ -49,8 +49,8 @@ void ToProto(const ContainerDeviceRecord& device,
 }
 
 ContainerDeviceRecord FromProto(const lens::v1::ContainerDevice& device) {
-  return {ParseDeviceKind(device.kind()).value_or(DeviceKind::kOther),
-          device.key(), device.bdf(), device.source()};
+  return {ParseDeviceKind(device.kind()), device.key(), device.bdf(),
+          device.source()};
 }
 
 void ToProto(const ContainerRecord& c, lens::v1::ContainerState* out) {

@@ -105,8 +105,8 @@ ContainerEventType ParseContainerEventType(std::string_view text) {
 std::string_view ToString(DeviceKind kind) {
   return NameOf(kKinds, kind, "device");
 }
-std::optional<DeviceKind> ParseDeviceKind(std::string_view text) {
-  return ValueOf(kKinds, text);
+DeviceKind ParseDeviceKind(std::string_view text) {
+  return ValueOf(kKinds, text).value_or(DeviceKind::kOther);
 }
 
 }  // namespace lens

@@ -53,17 +53,13 @@ struct HeldDevice : ContainerDeviceRecord {
   std::string container_id;
 };
 
-DeviceKind KindOf(std::string_view text) {
-  return ParseDeviceKind(text).value_or(DeviceKind::kOther);
-}
-
 const store::Table<HeldDevice>& Devices() {
   using R = HeldDevice;
   namespace f = store::field;
   static const store::Table<R> t(
       "node_container_devices", 3,
       {f::Key<R>("container_id", &R::container_id),
-       f::Enum<R, DeviceKind>("kind", &R::kind, &KindOf),
+       f::Enum<R, DeviceKind>("kind", &R::kind, &ParseDeviceKind),
        f::Key<R>("device_key", &R::device_key), f::Name<R>("bdf", &R::bdf),
        f::Name<R>("source", &R::source)});
   return t;

@@ -30,10 +30,6 @@ DeviceChange ChangeFromName(std::string_view s) {
   return DeviceChange::kReplace;
 }
 
-DeviceKind KindOf(std::string_view text) {
-  return ParseDeviceKind(text).value_or(DeviceKind::kOther);
-}
-
 const store::Table<GpuDeviceRecord>& Gpus() {
   using R = GpuDeviceRecord;
   namespace f = store::field;
@@ -73,7 +69,7 @@ const store::Table<DeviceChangeRecord>& Changes() {
   namespace f = store::field;
   static const store::Table<R> t(
       "node_device_changelog", 5,
-      {f::Key("node", &R::node), f::Enum("kind", &R::kind, &KindOf),
+      {f::Key("node", &R::node), f::Enum("kind", &R::kind, &ParseDeviceKind),
        f::Key("device_key", &R::device_key),
        f::Enum("op", &R::change, &ChangeFromName, &ChangeName),
        f::Time("at", &R::at), f::Name("old_serial", &R::old_serial),
