@@ -5,15 +5,20 @@
 // (liblens/flow/) drains the map periodically; nothing per segment crosses
 // into userspace.
 //
-// Programs are BTF-typed raw tracepoints (tp_btf) on sock/inet_sock_set_state,
-// sock/sock_send_length, sock/sock_recv_length, tcp/tcp_retransmit_skb and
-// (optionally) tcp/tcp_probe; struct sock is read with CO-RE, and each
-// socket's flow key lives in the socket itself (socket-local storage), so a
-// read or write costs one hash lookup (the flow's). The kprobe variants at
-// the end are for kernels older than 6.3, which lack
-// sock/sock_{send,recv}_length; they are not loaded unless the loader turns
-// them on ("?" in the section name: autoload off), and find the key through
-// a hash keyed by the socket's address instead.
+// Two sets of programs, one loaded (the loader picks; "?" in a section name
+// means autoload off):
+// - socket storage (default): BTF-typed raw tracepoints (tp_btf) on
+//   sock/inet_sock_set_state, sock/sock_send_length, sock/sock_recv_length,
+//   tcp/tcp_retransmit_skb and (optionally) tcp/tcp_probe; each socket's flow
+//   key lives in the socket itself (socket-local storage), so a read or write
+//   costs one hash lookup (the flow's).
+// - address hash: plain raw tracepoints (raw_tp) on the same tracepoints, or
+//   kprobes for the bytes on kernels older than 6.3 (which lack
+//   sock/sock_{send,recv}_length). For kernels that refuse tracing programs
+//   (tp_btf, iterators: some hardened or virtual-machine kernels) or lack
+//   socket storage in them. Socket entries live in `sock_keys`, keyed by the
+//   socket's address, and bytes go straight into the flow.
+// struct sock is read with CO-RE in both.
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -49,9 +54,6 @@ const volatile __u64 rtt_sample_jiffies = 1;
 // 0: srtt is sampled when the application reads or writes (no per-segment
 // program at all); 1: from tcp_probe, for every received segment.
 const volatile __u8 rtt_per_segment = 0;
-// 1: bytes come from the kprobe variants, which cannot use socket-local
-// storage: keys are also kept in `sock_keys`.
-const volatile __u8 kprobe_bytes = 0;
 
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -86,9 +88,9 @@ struct {
   __type(value, struct sock_entry);
 } socks SEC(".maps");
 
-// The kprobe variants' way to the key (kprobe_bytes only): socket address
-// -> entry, written at ESTABLISHED and removed at TCP_CLOSE, so a recycled
-// struct sock never inherits a stale key.
+// The address-hash programs' socket entries: socket address -> entry,
+// written from SYN_SENT or ESTABLISHED and removed at TCP_CLOSE, so a
+// recycled struct sock never inherits a stale key.
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
   __uint(max_entries, 65536);  // the loader sizes it with `flows`, or 1
@@ -173,15 +175,21 @@ static __always_inline struct sock_entry *socket_entry(const struct sock *sk) {
   return e;
 }
 
-// The kprobe variants' entry: from `sock_keys`, or `scratch` filled and
-// cached (a fresh entry lives on the caller's stack until the next event
-// finds it in the map).
+// The address-hash programs' entry with its key: from `sock_keys`, or
+// `scratch` filled and cached (a fresh entry lives on the caller's stack
+// until the next event finds it in the map).
 static __always_inline struct sock_entry *hashed_entry(
     const struct sock *sk, struct sock_entry *scratch) {
   __u64 skp = (__u64)sk;
   struct sock_entry *e = bpf_map_lookup_elem(&sock_keys, &skp);
-  if (e) return e;
-  if (!is_tcp_ip(sk) || !flow_key_of(sk, &scratch->key)) return 0;
+  if (e && e->has_key) return e;
+  if (!is_tcp_ip(sk)) return 0;
+  if (e) {  // connecting (SYN_SENT): the owner is known, the key not yet
+    if (!flow_key_of(sk, &e->key)) return 0;
+    e->has_key = 1;
+    return e;
+  }
+  if (!flow_key_of(sk, &scratch->key)) return 0;
   scratch->has_key = 1;
   bpf_map_update_elem(&sock_keys, &skp, scratch, BPF_ANY);
   return scratch;
@@ -257,13 +265,39 @@ static __always_inline struct lens_flow_value *fold(struct sock_entry *e) {
   return v;
 }
 
-static __always_inline void on_state(const struct sock *sk, int oldstate,
-                                     int newstate) {
+// The socket's entry, created if `create`: in the socket (socket storage,
+// tp_btf programs only: `sk` must be a BTF pointer) or in `sock_keys`
+// (hashed). `hashed` is a constant at every call: the other branch is
+// compiled out.
+static __always_inline struct sock_entry *entry_of(const struct sock *sk,
+                                                   const bool hashed,
+                                                   const bool create) {
+  if (!hashed) {
+    return bpf_sk_storage_get(&socks, (void *)sk, 0,
+                              create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
+  }
   __u64 skp = (__u64)sk;
+  struct sock_entry *e = bpf_map_lookup_elem(&sock_keys, &skp);
+  if (e || !create) return e;
+  struct sock_entry zero = {};
+  bpf_map_update_elem(&sock_keys, &skp, &zero, BPF_NOEXIST);
+  return bpf_map_lookup_elem(&sock_keys, &skp);
+}
+
+static __always_inline void forget(const struct sock *sk, const bool hashed) {
+  if (!hashed) {
+    bpf_sk_storage_delete(&socks, (void *)sk);
+    return;
+  }
+  __u64 skp = (__u64)sk;
+  bpf_map_delete_elem(&sock_keys, &skp);
+}
+
+static __always_inline void on_state(const struct sock *sk, int oldstate,
+                                     int newstate, const bool hashed) {
   if (newstate == TCP_SYN_SENT) {
     // Process context (connect()): remember who connects.
-    struct sock_entry *e = bpf_sk_storage_get(&socks, (void *)sk, 0,
-                                              BPF_SK_STORAGE_GET_F_CREATE);
+    struct sock_entry *e = entry_of(sk, hashed, true);
     if (!e) return;
     e->owner_pid = bpf_get_current_pid_tgid() >> 32;
     bpf_get_current_comm(e->owner_comm, sizeof(e->owner_comm));
@@ -271,9 +305,11 @@ static __always_inline void on_state(const struct sock *sk, int oldstate,
   }
   if (newstate == TCP_ESTABLISHED &&
       (oldstate == TCP_SYN_SENT || oldstate == TCP_SYN_RECV)) {
-    struct sock_entry *e = bpf_sk_storage_get(&socks, (void *)sk, 0,
-                                              BPF_SK_STORAGE_GET_F_CREATE);
+    struct sock_entry *e = entry_of(sk, hashed, true);
     if (!e || !flow_key_of(sk, &e->key)) return;
+    // Accepted: the owner is whoever first reads or writes (a hashed entry
+    // may be a recycled address's).
+    if (oldstate == TCP_SYN_RECV) e->owner_pid = 0;
     // A new connection never adds to an older one's entry: take the first
     // generation of this tuple not in the table (the last one if all are).
     for (__u16 g = 0; g < LENS_FLOW_GENERATIONS; ++g) {
@@ -285,7 +321,6 @@ static __always_inline void on_state(const struct sock *sk, int oldstate,
     e->pending_received = 0;
     e->next_fold_jiffies = 0;
     e->next_rtt_jiffies = 0;
-    if (kprobe_bytes) bpf_map_update_elem(&sock_keys, &skp, e, BPF_ANY);
     struct lens_flow_value *v = flow_get_or_create(&e->key);
     if (!v) return;
     v->open_ns = bpf_ktime_get_ns();
@@ -306,23 +341,23 @@ static __always_inline void on_state(const struct sock *sk, int oldstate,
   }
   if (newstate != TCP_CLOSE) return;
   if (oldstate == TCP_SYN_SENT) {
-    bpf_sk_storage_delete(&socks, (void *)sk);
+    forget(sk, hashed);
     count(LENS_FLOW_STAT_CONNECT_FAILED);
     return;
   }
   if (oldstate == TCP_LISTEN) return;
   struct lens_flow_key key = {};
   struct lens_flow_value *v = 0;
-  struct sock_entry *e = bpf_sk_storage_get(&socks, (void *)sk, 0, 0);
+  struct sock_entry *e = entry_of(sk, hashed, false);
   if (e && e->has_key) {
     key = e->key;
-    v = fold(e);  // the last bytes
+    // The last pending bytes (hashed programs keep none pending).
+    v = hashed ? bpf_map_lookup_elem(&flows, &key) : fold(e);
   } else if (flow_key_of(sk, &key)) {
     v = bpf_map_lookup_elem(&flows, &key);
   }
   // A socket can connect again after a close: it starts without a key.
-  if (e) bpf_sk_storage_delete(&socks, (void *)sk);
-  if (kprobe_bytes) bpf_map_delete_elem(&sock_keys, &skp);
+  if (e) forget(sk, hashed);
   if (!v) return;  // no traffic seen: nothing to account
   read_segments(sk, v);
   v->close_ns = bpf_ktime_get_ns();
@@ -357,7 +392,8 @@ static __always_inline void add_pending(const struct sock *sk,
   if (!rtt_per_segment) record_rtt(sk, v);
 }
 
-// A read or write seen by the kprobe variants: straight into the flow.
+// A read or write seen by the address-hash programs: straight into the
+// flow.
 static __always_inline void add_direct(const struct sock *sk,
                                        struct sock_entry *e, int bytes,
                                        bool sent) {
@@ -410,8 +446,9 @@ static __always_inline void record_rtt(const struct sock *sk,
 
 // tcp_probe (per received segment): only sockets already known; a segment
 // alone neither computes a key nor creates an entry.
-static __always_inline void on_segment(const struct sock *sk) {
-  struct sock_entry *e = bpf_sk_storage_get(&socks, (void *)sk, 0, 0);
+static __always_inline void on_segment(const struct sock *sk,
+                                       const bool hashed) {
+  struct sock_entry *e = entry_of(sk, hashed, false);
   if (!e || !e->has_key) return;
   __u64 now = bpf_jiffies64();
   if (now < e->next_rtt_jiffies) return;
@@ -420,8 +457,10 @@ static __always_inline void on_segment(const struct sock *sk) {
   if (v) record_rtt(sk, v);
 }
 
-static __always_inline void on_retransmit(const struct sock *sk) {
-  struct sock_entry *e = socket_entry(sk);
+static __always_inline void on_retransmit(const struct sock *sk,
+                                          const bool hashed) {
+  struct sock_entry scratch = {};
+  struct sock_entry *e = hashed ? hashed_entry(sk, &scratch) : socket_entry(sk);
   if (!e) return;
   struct lens_flow_value *v = bpf_map_lookup_elem(&flows, &e->key);
   if (v) __sync_fetch_and_add(&v->retransmits, 1);
@@ -436,7 +475,7 @@ SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(lens_inet_sock_set_state, const struct sock *sk, int oldstate,
              int newstate) {
   if (!is_tcp_ip(sk)) return 0;  // also fires for SCTP, DCCP, MPTCP
-  on_state(sk, oldstate, newstate);
+  on_state(sk, oldstate, newstate, false);
   return 0;
 }
 
@@ -458,14 +497,14 @@ int BPF_PROG(lens_sock_recv_length, struct sock *sk, int ret, int flags) {
 
 SEC("tp_btf/tcp_probe")
 int BPF_PROG(lens_tcp_probe, struct sock *sk, const struct sk_buff *skb) {
-  on_segment(sk);
+  on_segment(sk, false);
   return 0;
 }
 
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(lens_tcp_retransmit_skb, const struct sock *sk,
              const struct sk_buff *skb) {
-  on_retransmit(sk);
+  on_retransmit(sk, false);
   return 0;
 }
 
@@ -480,7 +519,50 @@ int lens_fold_pending(struct bpf_iter__bpf_sk_storage_map *ctx) {
   return 0;
 }
 
-// Fallbacks for kernels without sock/sock_{send,recv}_length (before 6.3).
+// The address-hash programs: the same tracepoints as plain raw tracepoints
+// (arguments as the tracepoint passes them, struct sock read with
+// bpf_probe_read_kernel through CO-RE).
+SEC("?raw_tp/inet_sock_set_state")
+int BPF_PROG(lens_raw_inet_sock_set_state, const struct sock *sk,
+             int oldstate, int newstate) {
+  if (!is_tcp_ip(sk)) return 0;
+  on_state(sk, oldstate, newstate, true);
+  return 0;
+}
+
+SEC("?raw_tp/sock_send_length")
+int BPF_PROG(lens_raw_sock_send_length, struct sock *sk, int ret, int flags) {
+  if (ret <= 0) return 0;
+  struct sock_entry scratch = {};
+  struct sock_entry *e = hashed_entry(sk, &scratch);
+  if (e) add_direct(sk, e, ret, true);
+  return 0;
+}
+
+SEC("?raw_tp/sock_recv_length")
+int BPF_PROG(lens_raw_sock_recv_length, struct sock *sk, int ret, int flags) {
+  if (ret <= 0 || (flags & MSG_PEEK)) return 0;
+  struct sock_entry scratch = {};
+  struct sock_entry *e = hashed_entry(sk, &scratch);
+  if (e) add_direct(sk, e, ret, false);
+  return 0;
+}
+
+SEC("?raw_tp/tcp_probe")
+int BPF_PROG(lens_raw_tcp_probe, struct sock *sk, const struct sk_buff *skb) {
+  on_segment(sk, true);
+  return 0;
+}
+
+SEC("?raw_tp/tcp_retransmit_skb")
+int BPF_PROG(lens_raw_tcp_retransmit_skb, const struct sock *sk,
+             const struct sk_buff *skb) {
+  on_retransmit(sk, true);
+  return 0;
+}
+
+// Address-hash bytes for kernels without sock/sock_{send,recv}_length
+// (before 6.3).
 // tcp_sendmsg's size is what the application asked to send (the same as the
 // tracepoint's for blocking sockets); tcp_cleanup_rbuf's `copied` is what a
 // read consumed.

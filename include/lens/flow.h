@@ -113,6 +113,11 @@ struct LENS_EXPORT FlowProbeOptions {
   // sockets whose application is idle); that program runs per segment and
   // costs ~5% of loopback throughput here (docs/performance.md).
   bool rtt_per_segment = false;
+  // Keep each socket's entry in the socket (socket-local storage: ~half the
+  // per-call cost) where the kernel allows it. false: the address-hash
+  // programs, which also run on kernels that refuse BPF tracing programs
+  // (docs/netflow.md); tests use it to cover both sets on one kernel.
+  bool socket_storage = true;
   // Measure per-program run time with the kernel's BPF statistics
   // (kernel.bpf_stats_enabled, held through a BPF_ENABLE_STATS fd). That
   // switch is host-wide: while it is on, every BPF program on the host pays
@@ -138,9 +143,13 @@ struct LENS_EXPORT FlowProgramStats {
 // The probe's own cost and health. Plain value.
 struct LENS_EXPORT FlowProbeStats {
   std::vector<FlowProgramStats> programs;
-  // "tracepoint" (raw tracepoints sock/sock_{send,recv}_length) or
-  // "kprobe" (their fallback before Linux 6.3).
+  // "tracepoint" (sock/sock_{send,recv}_length) or "kprobe" (their
+  // fallback before Linux 6.3).
   std::string byte_source;
+  // "socket-storage" (BTF-typed tracepoints, entries in the sockets) or
+  // "address-hash" (raw tracepoints or kprobes, entries keyed by the
+  // socket's address); FlowProbeOptions::socket_storage.
+  std::string socket_entries;
   uint64_t events_received = 0;  // ring buffer records read
   uint64_t events_dropped = 0;   // ring buffer full (kernel side)
   uint64_t flows_created = 0;

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <initializer_list>
+#include <string>
 #include <string_view>
 
 #include "core/kernel_file.h"
@@ -73,11 +75,10 @@ Status CheckKernelBtf(const std::string& sys_root) {
       "a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 }
 
-Status TracingProgramsRefused(const std::string& sys_root) {
+std::string TracingProgramsRefused(const std::string& sys_root) {
   std::string message =
       "this kernel refuses BPF tracing programs (program type "
-      "BPF_PROG_TYPE_TRACING), which the flow probe needs for its "
-      "socket-storage iterator";
+      "BPF_PROG_TYPE_TRACING)";
   auto lockdown = ReadKernelFile(sys_root + "/kernel/security/lockdown");
   if (lockdown.ok()) {
     const size_t open = lockdown->find('[');
@@ -87,38 +88,38 @@ Status TracingProgramsRefused(const std::string& sys_root) {
       if (mode != "none") message += "; kernel lockdown is \"" + mode + "\"";
     }
   }
-  return FailedPreconditionError(message);
+  return message;
 }
 
 StatusOr<ProbeKernel> ProbeKernelFrom(
-    const std::function<bool(std::string_view)>& has_btf_name) {
-  // What the programs cannot run without, each with the kernel that brought
-  // it. Distribution kernels backport BPF features, so the kernel's BTF is
-  // asked, not its version number.
+    const std::function<bool(std::string_view)>& has_btf_name,
+    bool tracing_programs, const std::string& sys_root) {
+  // Features, each with the kernel that brought it. Distribution kernels
+  // backport BPF features, so the kernel's BTF is asked, not its version
+  // number.
   struct Need {
     std::string_view btf_name;
     std::string_view what;
   };
-  constexpr Need kNeeds[] = {
+  auto missing_of = [&](std::initializer_list<Need> needs) {
+    std::string missing;
+    for (const Need& need : needs) {
+      if (has_btf_name(need.btf_name)) continue;
+      if (!missing.empty()) missing += "; ";
+      missing += std::string(need.what) + " [BTF: " +
+                 std::string(need.btf_name) + "]";
+    }
+    return missing;
+  };
+  // What both sets of programs need.
+  const std::string missing = missing_of({
       {"btf_trace_inet_sock_set_state",
        "the tracepoint sock/inet_sock_set_state (4.16)"},
-      {"bpf_iter__bpf_sk_storage_map",
-       "the socket-local storage iterator (5.9)"},
-      {"btf_bpf_sk_storage_get_tracing",
-       "socket-local storage in tracing programs (5.11)"},
-      {"BPF_FUNC_check_mtu",
-       "the BPF instruction set of 5.12 (atomic exchange)"},
-  };
-  std::string missing;
-  for (const Need& need : kNeeds) {
-    if (has_btf_name(need.btf_name)) continue;
-    if (!missing.empty()) missing += "; ";
-    missing +=
-        std::string(need.what) + " [BTF: " + std::string(need.btf_name) + "]";
-  }
+      {"BPF_FUNC_ringbuf_reserve", "the BPF ring buffer (5.8)"},
+  });
   if (!missing.empty()) {
     return FailedPreconditionError(
-        "the flow probe needs Linux 5.12 or later (or a kernel with these "
+        "the flow probe needs Linux 5.8 or later (or a kernel with these "
         "BPF features backported); this kernel lacks: " +
         missing);
   }
@@ -130,6 +131,22 @@ StatusOr<ProbeKernel> ProbeKernelFrom(
       tracepoint("sock_send_length") && tracepoint("sock_recv_length");
   kernel.tcp_probe_tracepoint = tracepoint("tcp_probe");
   kernel.retransmit_tracepoint = tracepoint("tcp_retransmit_skb");
+  // What the socket-storage programs add.
+  kernel.socket_storage_missing = missing_of({
+      {"bpf_iter__bpf_sk_storage_map",
+       "the socket-local storage iterator (5.9)"},
+      {"btf_bpf_sk_storage_get_tracing",
+       "socket-local storage in tracing programs (5.11)"},
+      {"BPF_FUNC_check_mtu",
+       "the BPF instruction set of 5.12 (atomic exchange)"},
+  });
+  if (!kernel.socket_storage_missing.empty()) {
+    kernel.socket_storage_missing =
+        "this kernel lacks " + kernel.socket_storage_missing;
+  } else if (!tracing_programs) {
+    kernel.socket_storage_missing = TracingProgramsRefused(sys_root);
+  }
+  kernel.socket_storage = kernel.socket_storage_missing.empty();
   return kernel;
 }
 

@@ -25,10 +25,28 @@ TEST(ProbePreflightTest, NamesBtfWhenTheKernelHasNone) {
   EXPECT_TRUE(flow::CheckKernelBtf("/sys").ok());  // this kernel has BTF
 }
 
-// The BTF names of what every kernel that runs the probe has (Linux 5.12).
+// The BTF names of what the socket-storage programs need (Linux 5.12); the
+// first two are all the address-hash programs need (Linux 5.8).
 const std::set<std::string, std::less<>> kNeededBtf = {
-    "btf_trace_inet_sock_set_state", "bpf_iter__bpf_sk_storage_map",
-    "btf_bpf_sk_storage_get_tracing", "BPF_FUNC_check_mtu"};
+    "btf_trace_inet_sock_set_state", "BPF_FUNC_ringbuf_reserve",
+    "bpf_iter__bpf_sk_storage_map", "btf_bpf_sk_storage_get_tracing",
+    "BPF_FUNC_check_mtu"};
+const std::set<std::string, std::less<>> kAlwaysNeededBtf = {
+    "btf_trace_inet_sock_set_state", "BPF_FUNC_ringbuf_reserve"};
+
+TEST(ProbePreflightTest, ANewKernelRunsTheSocketStoragePrograms) {
+  auto kernel = flow::ProbeKernelFrom([](std::string_view name) {
+    return kNeededBtf.count(name) > 0 || name == "btf_trace_sock_send_length" ||
+           name == "btf_trace_sock_recv_length" ||
+           name == "btf_trace_tcp_retransmit_skb";
+  });
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(kernel->socket_storage);
+  EXPECT_EQ(kernel->socket_storage_missing, "");
+  EXPECT_TRUE(kernel->send_recv_tracepoints);
+  EXPECT_FALSE(kernel->tcp_probe_tracepoint);
+  EXPECT_TRUE(kernel->retransmit_tracepoint);
+}
 
 TEST(ProbePreflightTest, FallsBackToKprobesWithoutByteTracepoints) {
   // Linux 5.12 to 6.2: the state and tcp tracepoints, no sock_*_length.
@@ -41,21 +59,45 @@ TEST(ProbePreflightTest, FallsBackToKprobesWithoutByteTracepoints) {
   EXPECT_FALSE(kernel->retransmit_tracepoint);
 }
 
-TEST(ProbePreflightTest, NamesEachFeatureAnOldKernelLacks) {
-  // Linux 5.10: has the state tracepoint and the iterator, not socket storage
-  // in tracing programs nor the 5.12 instructions.
+TEST(ProbePreflightTest, AKernelWithoutSocketStorageRunsTheAddressHash) {
+  // Linux 5.10: the state tracepoint, the ring buffer and the iterator, not
+  // socket storage in tracing programs nor the 5.12 instructions.
   auto old = flow::ProbeKernelFrom([](std::string_view name) {
-    return name == "btf_trace_inet_sock_set_state" ||
+    return kAlwaysNeededBtf.count(name) > 0 ||
            name == "bpf_iter__bpf_sk_storage_map";
+  });
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_FALSE(old->socket_storage);
+  const std::string& why = old->socket_storage_missing;
+  EXPECT_NE(why.find("btf_bpf_sk_storage_get_tracing"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("BPF_FUNC_check_mtu"), std::string::npos) << why;
+  EXPECT_EQ(why.find("bpf_iter__bpf_sk_storage_map"), std::string::npos)
+      << why;
+  // Each socket-storage need on its own is checked.
+  for (const std::string& lacking : kNeededBtf) {
+    if (kAlwaysNeededBtf.count(lacking)) continue;
+    auto kernel = flow::ProbeKernelFrom([&](std::string_view name) {
+      return kNeededBtf.count(name) > 0 && name != lacking;
+    });
+    ASSERT_TRUE(kernel.ok()) << lacking << ": " << kernel.status();
+    EXPECT_FALSE(kernel->socket_storage) << lacking;
+    EXPECT_NE(kernel->socket_storage_missing.find(lacking), std::string::npos)
+        << kernel->socket_storage_missing;
+  }
+}
+
+TEST(ProbePreflightTest, NamesEachFeatureATooOldKernelLacks) {
+  // Linux 5.4: the state tracepoint, no ring buffer.
+  auto old = flow::ProbeKernelFrom([](std::string_view name) {
+    return name == "btf_trace_inet_sock_set_state";
   });
   ASSERT_EQ(old.status().code(), StatusCode::kFailedPrecondition);
   const std::string message(old.status().message());
-  EXPECT_NE(message.find("Linux 5.12"), std::string::npos) << message;
-  EXPECT_NE(message.find("btf_bpf_sk_storage_get_tracing"), std::string::npos);
-  EXPECT_NE(message.find("BPF_FUNC_check_mtu"), std::string::npos);
+  EXPECT_NE(message.find("Linux 5.8"), std::string::npos) << message;
+  EXPECT_NE(message.find("BPF_FUNC_ringbuf_reserve"), std::string::npos);
   EXPECT_EQ(message.find("inet_sock_set_state"), std::string::npos) << message;
-  // Each need on its own is checked.
-  for (const std::string& lacking : kNeededBtf) {
+  for (const std::string& lacking : kAlwaysNeededBtf) {
     auto kernel = flow::ProbeKernelFrom([&](std::string_view name) {
       return kNeededBtf.count(name) > 0 && name != lacking;
     });
@@ -71,16 +113,21 @@ TEST(ProbePreflightTest, RefusedTracingProgramsNameTheLockdownMode) {
   std::filesystem::create_directories(root + "/kernel/security");
   std::ofstream(root + "/kernel/security/lockdown")
       << "none [integrity] confidentiality\n";
-  Status st = flow::TracingProgramsRefused(root);
-  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(st.message().find("BPF_PROG_TYPE_TRACING"), std::string::npos);
-  EXPECT_NE(st.message().find("kernel lockdown is \"integrity\""),
+  auto all = [](std::string_view name) { return kNeededBtf.count(name) > 0; };
+  auto kernel = flow::ProbeKernelFrom(all, /*tracing_programs=*/false, root);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_FALSE(kernel->socket_storage);
+  EXPECT_NE(kernel->socket_storage_missing.find("BPF_PROG_TYPE_TRACING"),
+            std::string::npos);
+  EXPECT_NE(kernel->socket_storage_missing.find(
+                "kernel lockdown is \"integrity\""),
             std::string::npos)
-      << st;
+      << kernel->socket_storage_missing;
   std::ofstream(root + "/kernel/security/lockdown")
       << "[none] integrity confidentiality\n";
-  EXPECT_EQ(flow::TracingProgramsRefused(root).message().find("lockdown"),
+  EXPECT_EQ(flow::TracingProgramsRefused(root).find("lockdown"),
             std::string::npos);
+  EXPECT_TRUE(flow::ProbeKernelFrom(all, true, root)->socket_storage);
   std::filesystem::remove_all(root);
 }
 

@@ -1,6 +1,8 @@
 // The eBPF flow probe on this machine's kernel: known loopback traffic
-// (IPv4 and IPv6) must come back exactly, in bytes and in connections.
-// Needs root; tracefs is not needed (raw tracepoints attach by name).
+// (IPv4 and IPv6) must come back exactly, in bytes and in connections,
+// with each set of programs: socket storage (where the kernel runs it; the
+// probe falls back otherwise) and address hash (every kernel).
+// Needs root; tracefs is not needed (tracepoints attach by name).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -24,18 +26,25 @@
 namespace lens {
 namespace {
 
-class TcpFlowProbeTest : public ::testing::Test {
+class TcpFlowProbeTest : public ::testing::TestWithParam<bool> {
  protected:
   static void SetUpTestSuite() { skip_reason_ = test::EbpfSkipReason(); }
 
   void SetUp() override {
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
-    auto probe = FlowProbe::Open();
+    auto probe = FlowProbe::Open(Options());
     if (probe.status().code() == StatusCode::kUnimplemented) {
       GTEST_SKIP() << probe.status();  // built with LENS_BUILD_BPF=OFF
     }
     ASSERT_TRUE(probe.ok()) << probe.status();
     probe_ = std::move(*probe);
+  }
+
+  // The options of this instance's set of programs.
+  static FlowProbeOptions Options() {
+    FlowProbeOptions options;
+    options.socket_storage = GetParam();
+    return options;
   }
 
   // Drains until `done` holds for the totals of flows touching `port`, or
@@ -116,17 +125,17 @@ class TcpFlowProbeTest : public ::testing::Test {
 };
 std::string TcpFlowProbeTest::skip_reason_;
 
-TEST_F(TcpFlowProbeTest, CountsIpv4LoopbackBytesAndConnectionsExactly) {
+TEST_P(TcpFlowProbeTest, CountsIpv4LoopbackBytesAndConnectionsExactly) {
   ExpectExact("ipv4", 20, 1'000'000, 333'333);
 }
 
-TEST_F(TcpFlowProbeTest, CountsIpv6LoopbackBytesAndConnectionsExactly) {
+TEST_P(TcpFlowProbeTest, CountsIpv6LoopbackBytesAndConnectionsExactly) {
   ExpectExact("ipv6", 20, 777'777, 12'345);
 }
 
 // A few thousand short connections at full speed: every one opened, closed
 // and counted, and the ring buffer dropped nothing.
-TEST_F(TcpFlowProbeTest, ThousandsOfShortConnectionsWithoutDrops) {
+TEST_P(TcpFlowProbeTest, ThousandsOfShortConnectionsWithoutDrops) {
   constexpr int kConnections = 3000;
   const auto begin = std::chrono::steady_clock::now();
   ExpectExact("ipv4", kConnections, 100, 10);
@@ -151,7 +160,7 @@ TEST_F(TcpFlowProbeTest, ThousandsOfShortConnectionsWithoutDrops) {
 // the same port each time; the server closes first, so its TIME_WAIT socket
 // accepts the next SYN): three connections, not one with three times the
 // bytes.
-TEST_F(TcpFlowProbeTest, ConnectionsReusingATupleStayApart) {
+TEST_P(TcpFlowProbeTest, ConnectionsReusingATupleStayApart) {
   constexpr int kConnections = 3;
   constexpr size_t kRequest = 100, kReply = 10;
   auto fail = [](const char* what) {
@@ -210,7 +219,7 @@ TEST_F(TcpFlowProbeTest, ConnectionsReusingATupleStayApart) {
 // Bytes of a connection that stays open and goes idle: counted in the
 // socket first, they must all be in the next drain, not only once the
 // socket is busy again or closes.
-TEST_F(TcpFlowProbeTest, AnIdleOpenConnectionsBytesAreInTheNextDrain) {
+TEST_P(TcpFlowProbeTest, AnIdleOpenConnectionsBytesAreInTheNextDrain) {
   const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   ASSERT_GE(listener, 0);
   sockaddr_in addr{};
@@ -252,8 +261,9 @@ TEST_F(TcpFlowProbeTest, AnIdleOpenConnectionsBytesAreInTheNextDrain) {
   ::close(listener);
 }
 
-TEST_F(TcpFlowProbeTest, ReportsItsOwnCost) {
-  FlowProbeOptions options;  // statistics on for the probe's whole life
+TEST_P(TcpFlowProbeTest, ReportsItsOwnCost) {
+  // Statistics on for the probe's whole life.
+  FlowProbeOptions options = Options();
   options.kernel_stats_window = options.kernel_stats_period;
   auto probe = FlowProbe::Open(options);
   ASSERT_TRUE(probe.ok()) << probe.status();
@@ -264,6 +274,13 @@ TEST_F(TcpFlowProbeTest, ReportsItsOwnCost) {
   ASSERT_TRUE(probe_->Drain().ok());
   FlowProbeStats stats = probe_->Stats();
   EXPECT_EQ(stats.byte_source, "tracepoint");
+  if (GetParam()) {  // where the kernel runs it
+    EXPECT_TRUE(stats.socket_entries == "socket-storage" ||
+                stats.socket_entries == "address-hash")
+        << stats.socket_entries;
+  } else {
+    EXPECT_EQ(stats.socket_entries, "address-hash");
+  }
   EXPECT_EQ(stats.map_capacity, 65536u);
   EXPECT_GE(stats.active_opens, 5u);
   EXPECT_GE(stats.passive_opens, 5u);
@@ -283,10 +300,10 @@ TEST_F(TcpFlowProbeTest, ReportsItsOwnCost) {
 
 // The host-wide BPF statistics are on only in windows: traffic outside them
 // is not counted, traffic inside is, and the windows' length is reported.
-TEST_F(TcpFlowProbeTest, KernelStatisticsOnlyInWindows) {
+TEST_P(TcpFlowProbeTest, KernelStatisticsOnlyInWindows) {
   // 1 s off, 1 s on. The test follows the windows through what Stats()
   // reports, not the clock, so a slow machine only makes it wait longer.
-  FlowProbeOptions options;
+  FlowProbeOptions options = Options();
   options.kernel_stats_window = std::chrono::milliseconds(1000);
   options.kernel_stats_period = std::chrono::milliseconds(2000);
   auto probe = FlowProbe::Open(options);
@@ -362,8 +379,8 @@ TEST(FlowProbeOptionsTest, RejectsAWindowLongerThanItsPeriod) {
             std::string::npos);
 }
 
-TEST_F(TcpFlowProbeTest, RttPerSegmentFromTcpProbe) {
-  FlowProbeOptions options;
+TEST_P(TcpFlowProbeTest, RttPerSegmentFromTcpProbe) {
+  FlowProbeOptions options = Options();
   options.rtt_per_segment = true;
   options.kernel_stats_window = options.kernel_stats_period;  // run counts
   auto probe = FlowProbe::Open(options);
@@ -377,7 +394,7 @@ TEST_F(TcpFlowProbeTest, RttPerSegmentFromTcpProbe) {
   EXPECT_TRUE(attached);
 }
 
-TEST_F(TcpFlowProbeTest, ClosedSocketsLeaveTheTable) {
+TEST_P(TcpFlowProbeTest, ClosedSocketsLeaveTheTable) {
   test::LoopbackTraffic traffic("ipv4");
   ASSERT_TRUE(traffic.ok()) << traffic.error();
   ASSERT_TRUE(traffic.Run(50, 1000, 1000)) << traffic.error();
@@ -389,6 +406,11 @@ TEST_F(TcpFlowProbeTest, ClosedSocketsLeaveTheTable) {
         << "closed flow reported twice: " << f.sport << "->" << f.dport;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Programs, TcpFlowProbeTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "SocketStorage" : "AddressHash";
+                         });
 
 }  // namespace
 }  // namespace lens

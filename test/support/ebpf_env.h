@@ -1,7 +1,5 @@
-// What eBPF tests need from the machine: root (CAP_BPF, CAP_PERFMON) and a
-// kernel that loads BPF tracing programs (the flow probe's fentry programs
-// and socket-storage iterator). The flow probe attaches raw tracepoints by
-// name, so tracefs is not needed.
+// What eBPF tests need from the machine: root (CAP_BPF, CAP_PERFMON). The
+// flow probe attaches tracepoints by name, so tracefs is not needed.
 #ifndef LENS_TEST_SUPPORT_EBPF_ENV_H_
 #define LENS_TEST_SUPPORT_EBPF_ENV_H_
 

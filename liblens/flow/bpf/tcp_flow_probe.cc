@@ -87,6 +87,8 @@ struct ProgramSpec {
         required                                         \
   }
 
+// Both sets of programs (one is loaded): each pair of variants of a
+// tracepoint shares its label.
 const ProgramSpec kPrograms[] = {
     LENS_FLOW_PROGRAM("sock/inet_sock_set_state", lens_inet_sock_set_state,
                       true),
@@ -94,6 +96,15 @@ const ProgramSpec kPrograms[] = {
     LENS_FLOW_PROGRAM("sock/sock_recv_length", lens_sock_recv_length, true),
     LENS_FLOW_PROGRAM("tcp/tcp_probe", lens_tcp_probe, false),
     LENS_FLOW_PROGRAM("tcp/tcp_retransmit_skb", lens_tcp_retransmit_skb, false),
+    LENS_FLOW_PROGRAM("sock/inet_sock_set_state",
+                      lens_raw_inet_sock_set_state, true),
+    LENS_FLOW_PROGRAM("sock/sock_send_length", lens_raw_sock_send_length,
+                      true),
+    LENS_FLOW_PROGRAM("sock/sock_recv_length", lens_raw_sock_recv_length,
+                      true),
+    LENS_FLOW_PROGRAM("tcp/tcp_probe", lens_raw_tcp_probe, false),
+    LENS_FLOW_PROGRAM("tcp/tcp_retransmit_skb", lens_raw_tcp_retransmit_skb,
+                      false),
     LENS_FLOW_PROGRAM("kprobe/tcp_sendmsg", lens_kprobe_tcp_sendmsg, true),
     LENS_FLOW_PROGRAM("kprobe/tcp_cleanup_rbuf", lens_kprobe_tcp_cleanup_rbuf,
                       true),
@@ -128,7 +139,8 @@ class TcpFlowProbe final : public FlowProbe {
                 const lens_flow_value* prev, std::vector<TcpFlow>* out);
   std::vector<uint64_t> KernelCounters() const;
   // Runs lens_fold_pending over every socket: bytes the programs counted in
-  // the sockets move into the flow table.
+  // the sockets move into the flow table (socket storage only).
+  Status AttachFoldIterator();
   Status FoldPending();
 
   // Kernel BPF run-time statistics in windows (FlowProbeOptions): the
@@ -165,6 +177,7 @@ class TcpFlowProbe final : public FlowProbe {
   std::vector<Runs> sampled_ = std::vector<Runs>(std::size(kPrograms));
   uint64_t sampled_ns_ = 0;  // closed windows' length
   std::string byte_source_;
+  std::string socket_entries_;
   std::vector<bool> attached_ = std::vector<bool>(std::size(kPrograms));
   uint32_t capacity_ = 0;
   // Last cumulative value of every socket in the table (Drain's thread).
@@ -185,23 +198,48 @@ Status TcpFlowProbe::Load(const FlowProbeOptions& options,
   capacity_ = options.max_flows;
   bpf_map__set_max_entries(skel_->maps.flows, options.max_flows);
   bpf_map__set_max_entries(skel_->maps.events, options.ring_buffer_bytes);
-  // Bytes from the tracepoints where the kernel has them (6.3+), else from
-  // the kprobe variants, which find keys through `sock_keys` (unused, and
-  // kept at one entry, otherwise).
+  // Socket storage where the kernel runs it (and has the byte tracepoints,
+  // 6.3+); else the address-hash programs, with bytes from the raw
+  // tracepoints or, before 6.3, the kprobes. Maps and programs of the set
+  // not used are neither created nor loaded.
   const bool tp = kernel.send_recv_tracepoints;
+  const bool storage =
+      options.socket_storage && kernel.socket_storage && tp;
+  socket_entries_ = storage ? "socket-storage" : "address-hash";
   byte_source_ = tp ? "tracepoint" : "kprobe";
-  skel_->rodata->kprobe_bytes = tp ? 0 : 1;
-  bpf_map__set_max_entries(skel_->maps.sock_keys, tp ? 1 : options.max_flows);
-  bpf_program__set_autoload(skel_->progs.lens_sock_send_length, tp);
-  bpf_program__set_autoload(skel_->progs.lens_sock_recv_length, tp);
-  bpf_program__set_autoload(skel_->progs.lens_kprobe_tcp_sendmsg, !tp);
-  bpf_program__set_autoload(skel_->progs.lens_kprobe_tcp_cleanup_rbuf, !tp);
+  bpf_map__set_autocreate(skel_->maps.socks, storage);
+  bpf_map__set_max_entries(skel_->maps.sock_keys,
+                           storage ? 1 : options.max_flows);
   const bool per_segment =
       options.rtt_per_segment && kernel.tcp_probe_tracepoint;
   skel_->rodata->rtt_per_segment = per_segment ? 1 : 0;
-  bpf_program__set_autoload(skel_->progs.lens_tcp_probe, per_segment);
-  bpf_program__set_autoload(skel_->progs.lens_tcp_retransmit_skb,
-                            kernel.retransmit_tracepoint);
+  const bool retransmits = kernel.retransmit_tracepoint;
+  auto autoload = [](bpf_program* prog, bool on) {
+    bpf_program__set_autoload(prog, on);
+  };
+  auto& p = skel_->progs;
+  autoload(p.lens_inet_sock_set_state, storage);
+  autoload(p.lens_sock_send_length, storage);
+  autoload(p.lens_sock_recv_length, storage);
+  autoload(p.lens_tcp_probe, storage && per_segment);
+  autoload(p.lens_tcp_retransmit_skb, storage && retransmits);
+  autoload(p.lens_fold_pending, storage);
+  autoload(p.lens_raw_inet_sock_set_state, !storage);
+  autoload(p.lens_raw_sock_send_length, !storage && tp);
+  autoload(p.lens_raw_sock_recv_length, !storage && tp);
+  autoload(p.lens_raw_tcp_probe, !storage && per_segment);
+  autoload(p.lens_raw_tcp_retransmit_skb, !storage && retransmits);
+  autoload(p.lens_kprobe_tcp_sendmsg, !storage && !tp);
+  autoload(p.lens_kprobe_tcp_cleanup_rbuf, !storage && !tp);
+  const std::string why = storage                  ? ""
+                          : !options.socket_storage ? "FlowProbeOptions"
+                          : !kernel.socket_storage  ? kernel.socket_storage_missing
+                                                    : "no sock_*_length tracepoints";
+  LENS_LOG(INFO)
+          .Field("socket_entries", socket_entries_)
+          .Field("byte_source", byte_source_)
+          .Field("why", why)
+      << "loading the flow probe";
   std::string log;
   libbpf_capture = &log;
   const int err = tcp_flow_bpf__load(skel_);
@@ -229,15 +267,8 @@ Status TcpFlowProbe::Load(const FlowProbeOptions& options,
     *p.link = link;
     attached_[i] = true;
   }
-  union bpf_iter_link_info iter_info {};
-  iter_info.map.map_fd = static_cast<__u32>(bpf_map__fd(skel_->maps.socks));
-  LIBBPF_OPTS(bpf_iter_attach_opts, iter_opts, .link_info = &iter_info,
-              .link_info_len = sizeof iter_info);
-  fold_link_ =
-      bpf_program__attach_iter(skel_->progs.lens_fold_pending, &iter_opts);
-  if (!fold_link_) {
-    return InternalError("attach the flow probe's socket iterator: " +
-                         Errno(errno));
+  if (storage) {
+    LENS_RETURN_IF_ERROR(AttachFoldIterator());
   }
   ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.events), &OnEvent, this,
                            nullptr);
@@ -354,7 +385,22 @@ std::vector<lens_flow_key> TcpFlowProbe::Keys() const {
   return keys;
 }
 
+Status TcpFlowProbe::AttachFoldIterator() {
+  union bpf_iter_link_info iter_info {};
+  iter_info.map.map_fd = static_cast<__u32>(bpf_map__fd(skel_->maps.socks));
+  LIBBPF_OPTS(bpf_iter_attach_opts, iter_opts, .link_info = &iter_info,
+              .link_info_len = sizeof iter_info);
+  fold_link_ =
+      bpf_program__attach_iter(skel_->progs.lens_fold_pending, &iter_opts);
+  if (!fold_link_) {
+    return InternalError("attach the flow probe's socket iterator: " +
+                         Errno(errno));
+  }
+  return OkStatus();
+}
+
 Status TcpFlowProbe::FoldPending() {
+  if (!fold_link_) return OkStatus();  // address hash: nothing pending
   const int fd = bpf_iter_create(bpf_link__fd(fold_link_));
   if (fd < 0) return InternalError("start the socket iterator: " + Errno(fd));
   char buf[256];  // the program writes nothing; read() runs it to the end
@@ -463,6 +509,7 @@ std::vector<uint64_t> TcpFlowProbe::KernelCounters() const {
 FlowProbeStats TcpFlowProbe::Stats() const {
   FlowProbeStats s;
   s.byte_source = byte_source_;
+  s.socket_entries = socket_entries_;
   std::vector<Runs> runs;
   {
     // What closed windows measured, plus the open one so far.
@@ -553,17 +600,18 @@ StatusOr<std::unique_ptr<FlowProbe>> OpenTcpFlowProbe(
   if (!vmlinux) {
     return FailedPreconditionError("read the kernel's BTF: " + Errno(errno));
   }
-  StatusOr<ProbeKernel> kernel = ProbeKernelFrom([vmlinux](std::string_view n) {
-    return HasBtfName(vmlinux, std::string(n));
-  });
-  btf__free(vmlinux);
-  if (!kernel.ok()) return kernel.status();
   // 0: the kernel refuses the program type itself (before our programs'
   // verification); a negative value (the probe could not run) decides
   // nothing.
-  if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACING, nullptr) == 0) {
-    return TracingProgramsRefused();
-  }
+  const bool tracing =
+      libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACING, nullptr) != 0;
+  StatusOr<ProbeKernel> kernel = ProbeKernelFrom(
+      [vmlinux](std::string_view n) {
+        return HasBtfName(vmlinux, std::string(n));
+      },
+      tracing);
+  btf__free(vmlinux);
+  if (!kernel.ok()) return kernel.status();
   auto probe = std::make_unique<TcpFlowProbe>();
   LENS_RETURN_IF_ERROR(probe->Load(options, *kernel));
   return std::unique_ptr<FlowProbe>(std::move(probe));
