@@ -15,14 +15,16 @@ set(LENS_AREA_USES_agent core gpu rdma node http)
 set(LENS_AREA_USES_containers core gpu rdma http proto)
 set(LENS_AREA_USES_container_events core containers store http proto)
 set(LENS_AREA_USES_flow core http containers)
+set(LENS_AREA_USES_kube core)
+set(LENS_AREA_USES_cluster core kube store)
 set(LENS_AREA_USES_service core gpu rdma node http agent containers container_events flow store)
 set(LENS_AREAS core training store gpu rdma node http agent containers container_events flow
-               service)
+               kube cluster service)
 
 # Public header (include/lens/<name>.h) -> the area that owns it.
 set(LENS_PUBLIC_HEADER_OWNERS
   amd_smi=gpu config=core container_events=container_events containers=containers export=core
-  flow=flow flow_policy=flow gpu=gpu host=core http=http json=core log=core metrics=core
+  flow=flow flow_policy=flow gpu=gpu host=core http=http json=core kube=kube log=core metrics=core
   model=core node=node node_agent=agent node_service=service jobs_service=service probe=agent process=core rdma=rdma
   status=core store=store training=training version=core)
 
@@ -41,7 +43,7 @@ function(_lens_include_area include out)
     if("${area}" STREQUAL "")
       message(FATAL_ERROR "lens/${name}.h has no owning area in cmake/LensAreas.cmake")
     endif()
-  elseif(include MATCHES "^([a-z_]+)/")
+  elseif(include MATCHES "^([a-z_0-9]+)/")
     list(FIND LENS_AREAS ${CMAKE_MATCH_1} found)
     if(found GREATER -1)
       set(area ${CMAKE_MATCH_1})

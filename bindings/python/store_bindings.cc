@@ -133,18 +133,24 @@ void BindPodQueries(py::class_<Store, std::unique_ptr<Store>>& cls) {
   cls.def(
          "pods",
          [](Store& s, Opt ns, Opt node, Opt owner_uid,
-            std::optional<bool> running, OptTime since, OptTime until, Opt sort,
-            bool descending, int32_t page_num, int32_t page_size) {
-           PodQuery q{ns.value_or(""),        node.value_or(""),
-                      owner_uid.value_or(""), running,
-                      Range(since, until),    {sort.value_or(""), descending},
+            std::optional<bool> running, std::optional<bool> deleted,
+            OptTime since, OptTime until, Opt sort, bool descending,
+            int32_t page_num, int32_t page_size) {
+           PodQuery q{ns.value_or(""),
+                      node.value_or(""),
+                      owner_uid.value_or(""),
+                      running,
+                      deleted,
+                      Range(since, until),
+                      {sort.value_or(""), descending},
                       {page_num, page_size}};
            return PageDict(
                Call<Page<PodRecord>>([&] { return s.pods().ListPods(q); }));
          },
          py::kw_only(), py::arg("namespace") = py::none(),
          py::arg("node") = py::none(), py::arg("owner_uid") = py::none(),
-         py::arg("running") = py::none(), py::arg("created_since") = py::none(),
+         py::arg("running") = py::none(), py::arg("deleted") = py::none(),
+         py::arg("created_since") = py::none(),
          py::arg("created_until") = py::none(), py::arg("sort") = py::none(),
          py::arg("descending") = false, py::arg("page_num") = 1,
          py::arg("page_size") = 100,

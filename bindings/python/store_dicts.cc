@@ -39,7 +39,10 @@ py::dict ToDict(const NodeRecord& n) {
       "gpu_count"_a = n.gpu_count, "cpu_model"_a = n.cpu_model,
       "cpu_count"_a = n.cpu_count, "memory_bytes"_a = n.memory_bytes,
       "kernel_version"_a = n.kernel_version, "os_image"_a = n.os_image,
-      "driver_version"_a = n.driver_version, "labels"_a = Dict(n.labels),
+      "driver_version"_a = n.driver_version,
+      "gpu_allocatable"_a = n.gpu_allocatable,
+      "kubelet_version"_a = n.kubelet_version,
+      "container_runtime"_a = n.container_runtime, "labels"_a = Dict(n.labels),
       "created_at"_a = Seconds(n.created_at),
       "updated_at"_a = Seconds(n.updated_at));
 }
@@ -71,6 +74,8 @@ py::dict ToDict(const PodRecord& p) {
       "node"_a = p.node, "phase"_a = p.phase, "owner_uid"_a = p.owner_uid,
       "ip"_a = p.ip, "gpu_allocated"_a = p.gpu_allocated,
       "running"_a = p.running, "deleted"_a = p.deleted,
+      "started_at"_a = Seconds(p.started_at),
+      "ended_at"_a = Seconds(p.ended_at), "restarts"_a = p.restarts,
       "labels"_a = Dict(p.labels), "created_at"_a = Seconds(p.created_at),
       "updated_at"_a = Seconds(p.updated_at));
 }

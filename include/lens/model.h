@@ -74,6 +74,11 @@ struct NodeRecord {
   std::string kernel_version;
   std::string os_image;
   std::string driver_version;
+  // From the API server's Node: status.allocatable of the GPU resource,
+  // nodeInfo.kubeletVersion and containerRuntimeVersion.
+  int32_t gpu_allocatable = 0;
+  std::string kubelet_version;    // "v1.30.4"
+  std::string container_runtime;  // "containerd://1.7.20"
   Labels labels;
   Timestamp created_at{};  // set on first write, kept afterwards
   Timestamp updated_at{};
@@ -154,6 +159,11 @@ struct PodRecord {
   int32_t gpu_allocated = 0;
   bool running = false;
   bool deleted = false;
+  // When its containers first ran and when it ended (Succeeded, Failed, or
+  // deleted), from the API's own timestamps; restarts of all containers.
+  std::optional<Timestamp> started_at;
+  std::optional<Timestamp> ended_at;
+  int32_t restarts = 0;
   Labels labels;
   Timestamp created_at{};
   Timestamp updated_at{};
@@ -164,6 +174,7 @@ struct PodQuery {
   std::string node;
   std::string owner_uid;
   std::optional<bool> running;
+  std::optional<bool> deleted;
   TimeRange created;  // on created_at
   Sort sort;  // keys: created_at (default, descending), name, namespace, node
   PageRequest page;

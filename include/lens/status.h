@@ -98,6 +98,18 @@ inline Status OutOfRangeError(std::string m) {
 inline Status UnimplementedError(std::string m) {
   return Status(StatusCode::kUnimplemented, std::move(m));
 }
+inline Status CancelledError(std::string m) {
+  return Status(StatusCode::kCancelled, std::move(m));
+}
+inline Status DeadlineExceededError(std::string m) {
+  return Status(StatusCode::kDeadlineExceeded, std::move(m));
+}
+inline Status AlreadyExistsError(std::string m) {
+  return Status(StatusCode::kAlreadyExists, std::move(m));
+}
+inline Status AbortedError(std::string m) {
+  return Status(StatusCode::kAborted, std::move(m));
+}
 
 // Builds a Status from errno after a failed system call: "<what>: <strerror>",
 // with a code derived from the errno value (ENOENT -> NOT_FOUND, EACCES ->

@@ -21,6 +21,8 @@ const store::Table<PodRecord>& Pods() {
        f::Name("phase", &R::phase), f::Name("owner_uid", &R::owner_uid),
        f::Name("ip", &R::ip), f::Int("gpu_allocated", &R::gpu_allocated),
        f::Bool("running", &R::running), f::Bool("deleted", &R::deleted),
+       f::OptTime("started_at", &R::started_at),
+       f::OptTime("ended_at", &R::ended_at), f::Int("restarts", &R::restarts),
        f::LabelsColumn("labels", &R::labels),
        f::CreatedAt("created_at", &R::created_at, &R::updated_at),
        f::Time("updated_at", &R::updated_at)},
@@ -110,6 +112,7 @@ StatusOr<Page<PodRecord>> PodRepository::ListPods(const PodQuery& q) {
   f.AddIf(!q.node.empty(), "node = ?", q.node);
   f.AddIf(!q.owner_uid.empty(), "owner_uid = ?", q.owner_uid);
   f.AddIf(q.running.has_value(), "running = ?", q.running.value_or(false));
+  f.AddIf(q.deleted.has_value(), "deleted = ?", q.deleted.value_or(false));
   f.AddRange("created_at", q.created);
   Page<PodRecord> page{{}, 0, q.page.page_num, q.page.page_size};
   LENS_ASSIGN_OR_RETURN(

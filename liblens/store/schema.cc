@@ -262,6 +262,17 @@ CREATE TABLE training_memory_reports (
   PRIMARY KEY (workload_uid, run, rank, context));
 )sql";
 
+// What the controller reads from the API server: a pod's start, end and
+// restarts; a node's allocatable GPUs, kubelet and runtime versions.
+constexpr std::string_view kV3 = R"sql(
+ALTER TABLE gpu_pods ADD COLUMN started_at {TS};
+ALTER TABLE gpu_pods ADD COLUMN ended_at {TS};
+ALTER TABLE gpu_pods ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN gpu_allocatable INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN kubelet_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN container_runtime TEXT NOT NULL DEFAULT '';
+)sql";
+
 // PostgreSQL only: the timestamp conversion functions of db.h, exact to the
 // microsecond (SQLite registers identities instead).
 constexpr std::string_view kPgTimeFunctions = R"sql(
@@ -305,6 +316,8 @@ std::vector<Migration> Migrations(Dialect dialect) {
   out.push_back({1, "data model", std::move(v1)});
   out.push_back(
       {2, "training validations and memory reports", Render(kV2, dialect)});
+  out.push_back({3, "pod start, end and restarts; node kubelet facts",
+                 Render(kV3, dialect)});
   return out;
 }
 

@@ -1,0 +1,399 @@
+// The controller's writer: GPU pods with their events, snapshots and
+// requests, the owner chains above them and the nodes, into the store. The
+// writer thread only; every batch first checks that this replica leads.
+#include <algorithm>
+#include <chrono>
+
+#include "cluster/controller_impl.h"
+#include "lens/log.h"
+#include "lens/store.h"
+
+namespace lens::cluster {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+Timestamp Now() {
+  return std::chrono::time_point_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now());
+}
+
+bool Terminal(std::string_view phase) {
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+// Equal apart from updated_at: nothing to write.
+bool SameRow(const PodRecord& a, const PodRecord& b) {
+  return a.uid == b.uid && a.name == b.name &&
+         a.namespace_name == b.namespace_name && a.node == b.node &&
+         a.phase == b.phase && a.owner_uid == b.owner_uid && a.ip == b.ip &&
+         a.gpu_allocated == b.gpu_allocated && a.running == b.running &&
+         a.deleted == b.deleted && a.started_at == b.started_at &&
+         a.ended_at == b.ended_at && a.restarts == b.restarts &&
+         a.labels == b.labels && a.created_at == b.created_at;
+}
+
+bool SameRow(const NodeRecord& a, const NodeRecord& b) {
+  NodeRecord x = a;
+  x.updated_at = b.updated_at;
+  return x.name == b.name && x.address == b.address && x.status == b.status &&
+         x.gpu_vendor == b.gpu_vendor && x.gpu_model == b.gpu_model &&
+         x.gpu_count == b.gpu_count && x.gpu_allocatable == b.gpu_allocatable &&
+         x.cpu_count == b.cpu_count && x.memory_bytes == b.memory_bytes &&
+         x.kernel_version == b.kernel_version && x.os_image == b.os_image &&
+         x.kubelet_version == b.kubelet_version &&
+         x.container_runtime == b.container_runtime && x.labels == b.labels &&
+         x.created_at == b.created_at;
+}
+
+}  // namespace
+
+void Controller::Impl::RecordWriteError(const Status& status) {
+  std::lock_guard<std::mutex> lock(mu);
+  ++stats.write_errors;
+  stats.last_error = status.message();
+  LENS_LOG(WARN).Field("error", status.message())
+      << "controller write failed; retrying";
+}
+
+StatusOr<KnownEvents*> Controller::Impl::Known(const std::string& pod_uid) {
+  auto it = known.find(pod_uid);
+  if (it != known.end()) return &it->second;
+  LENS_ASSIGN_OR_RETURN(auto events, store->pods().ListPodEvents(pod_uid));
+  KnownEvents k;
+  for (const PodEventRecord& e : events) {
+    k.types.insert(e.event_type);
+    if (e.event_type == "Restarted") {
+      k.max_restarts = std::max(k.max_restarts, e.restart_count);
+    }
+  }
+  return &known.emplace(pod_uid, std::move(k)).first->second;
+}
+
+const CachedOwner* Controller::Impl::FetchOwner(
+    const OwnerReference& ref, const std::string& pod_namespace, bool force) {
+  const auto now = SteadyClock::now();
+  auto it = owners.find(ref.uid);
+  if (it != owners.end() &&
+      (it->second.gone ||
+       (!force && now - it->second.fetched < options.owner_refresh))) {
+    return &it->second;
+  }
+  CachedOwner fresh;
+  if (it != owners.end()) {
+    fresh = it->second;
+  } else {
+    fresh.view.uid = ref.uid;
+    fresh.view.api_version = ref.api_version;
+    fresh.view.kind = ref.kind;
+    fresh.view.name = ref.name;
+    fresh.view.namespace_name = pod_namespace;
+  }
+  Status error;
+  auto resource = discovery.ResourceFor(ref.api_version, ref.kind);
+  if (!resource.ok()) {
+    error = resource.status();
+  } else {
+    if (!resource->namespaced) fresh.view.namespace_name.clear();
+    const std::string path = resource->Path(
+        resource->namespaced ? pod_namespace : std::string_view(), ref.name);
+    auto r = client->Request("GET", path);
+    if (!r.ok()) {
+      error = r.status();
+    } else if (r->status == 404) {
+      fresh.gone = true;
+    } else if (r->status != 200) {
+      error = KubeError("GET", client->server(), path, *r);
+    } else if (auto view = DecodeOwner(r->body); !view.ok()) {
+      error = view.status();
+    } else if (view->uid != ref.uid) {
+      fresh.gone = true;  // the name now belongs to a newer object
+    } else {
+      fresh.view = std::move(*view);
+    }
+  }
+  if (!error.ok()) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++stats.owner_errors;
+    stats.last_error = error.message();
+    LENS_LOG(WARN)
+            .Field("owner", ref.kind + " " + ref.name)
+            .Field("error", error.message())
+        << "cannot read a GPU pod's owner";
+  }
+  fresh.fetched = now;
+  auto& slot = owners[ref.uid];
+  slot = std::move(fresh);
+  return &slot;
+}
+
+std::vector<const CachedOwner*> Controller::Impl::OwnerChain(
+    const PodView& pod) {
+  std::vector<const CachedOwner*> chain;
+  std::set<std::string> seen;
+  std::optional<OwnerReference> ref = pod.controller;
+  while (ref && static_cast<int>(chain.size()) < options.owner_depth) {
+    if (!seen.insert(ref->uid).second) {
+      LENS_LOG(WARN)
+              .Field("pod", pod.namespace_name + "/" + pod.name)
+              .Field("owner", ref->kind + " " + ref->name)
+          << "owner references form a cycle; stopping there";
+      break;
+    }
+    const CachedOwner* owner = FetchOwner(*ref, pod.namespace_name, false);
+    chain.push_back(owner);
+    ref = owner->view.controller;
+  }
+  return chain;
+}
+
+Status Controller::Impl::WritePods(std::vector<PendingPod>& pods,
+                                   std::set<std::string>* workloads) {
+  const Timestamp now = Now();
+  std::vector<PodRecord> rows;
+  std::vector<PodResourcesRecord> resources;
+  std::vector<PodEventRecord> events;
+  std::vector<PodSnapshotRecord> snapshots;
+  std::vector<std::pair<std::string, std::string>> links;
+  std::vector<std::pair<std::string, KnownEvents>> next_known;
+  std::vector<PodRecord> next_rows;
+  for (PendingPod& p : pods) {
+    const PodView& v = p.view;
+    LENS_ASSIGN_OR_RETURN(KnownEvents * k, Known(v.uid));
+    KnownEvents next = *k;
+    std::vector<const CachedOwner*> chain;
+    if (!p.seen_gone) chain = OwnerChain(v);
+    PodRecord r;
+    r.uid = v.uid;
+    r.name = v.name;
+    r.namespace_name = v.namespace_name;
+    r.node = v.node;
+    r.phase = v.phase;
+    r.owner_uid = chain.empty() ? p.top_owner_uid : chain.back()->view.uid;
+    r.ip = v.ip;
+    r.gpu_allocated = v.requests.gpus;
+    r.running = v.phase == "Running" && !p.gone;
+    r.deleted = p.gone;
+    r.started_at = v.started_at;
+    r.ended_at = Terminal(v.phase) ? v.ended_at : std::nullopt;
+    if (p.gone && !r.ended_at) r.ended_at = p.gone_at;
+    if (Terminal(v.phase) && !r.ended_at) r.ended_at = now;
+    r.restarts = v.restarts;
+    r.labels = v.labels;
+    r.created_at = v.created_at;
+    r.updated_at = now;
+
+    auto add = [&](const std::string& type, std::optional<Timestamp> at,
+                   const std::string& phase) {
+      if (!at || at->time_since_epoch().count() <= 0) return;
+      if (!next.types.insert(type).second) return;
+      events.push_back({v.uid, type, phase, v.restarts, *at});
+    };
+    add("Created", v.created_at, "Pending");
+    add("Scheduled", v.scheduled_at, "Pending");
+    if (v.phase != "Pending" && v.phase != "Unknown") {
+      add("Running", v.started_at, "Running");
+    }
+    if (v.restarts > next.max_restarts) {
+      events.push_back({v.uid, "Restarted", v.phase, v.restarts,
+                        v.last_restart_at.value_or(now)});
+      next.max_restarts = v.restarts;
+      next.types.insert("Restarted");
+    }
+    if (Terminal(v.phase)) add(v.phase, r.ended_at, v.phase);
+    if (p.gone) add("Deleted", p.gone_at, v.phase);
+
+    if (!p.seen_gone) {
+      snapshots.push_back({v.uid, v.resource_version, v.snapshot_json, now});
+      PodResourcesRecord res;
+      res.pod_uid = v.uid;
+      res.gpu_vendor = v.requests.gpu_vendor;
+      if (auto n = written_nodes.find(v.node); n != written_nodes.end()) {
+        res.gpu_model = n->second.gpu_model;
+      }
+      res.gpu_allocated = v.requests.gpus;
+      res.rdma_allocated = v.requests.rdma;
+      res.cpu_millis = v.requests.cpu_millis;
+      res.memory_bytes = v.requests.memory_bytes;
+      res.updated_at = now;
+      resources.push_back(std::move(res));
+    }
+    for (const CachedOwner* o : chain) {
+      links.emplace_back(o->view.uid, v.uid);
+      workloads->insert(o->view.uid);
+    }
+    if (p.seen_gone && !p.top_owner_uid.empty()) {
+      workloads->insert(p.top_owner_uid);
+    }
+    auto written = written_pods.find(v.uid);
+    if (written == written_pods.end() || !SameRow(written->second, r)) {
+      rows.push_back(r);
+    }
+    next_known.emplace_back(v.uid, std::move(next));
+    next_rows.push_back(std::move(r));
+  }
+  if (!Leading()) return AbortedError("no longer the leader");
+  // Events first: a pod row marked deleted is never without its Deleted
+  // event, whatever stops the controller between the two.
+  LENS_RETURN_IF_ERROR(store->pods().AddPodEvents(events));
+  LENS_RETURN_IF_ERROR(store->pods().UpsertPods(rows));
+  LENS_RETURN_IF_ERROR(store->pods().UpsertPodResources(resources));
+  uint64_t snapshots_written = 0;
+  for (const PodSnapshotRecord& s : snapshots) {
+    LENS_ASSIGN_OR_RETURN(bool wrote, store->pods().PutPodSnapshot(s));
+    snapshots_written += wrote ? 1 : 0;
+  }
+  LENS_RETURN_IF_ERROR(store->pods().LinkPods(links));
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const std::string& uid = pods[i].view.uid;
+    if (pods[i].gone) {
+      known.erase(uid);
+      written_pods.erase(uid);
+    } else {
+      known[uid] = std::move(next_known[i].second);
+      written_pods[uid] = std::move(next_rows[i]);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  stats.pods_written += rows.size();
+  stats.pod_events_written += events.size();
+  stats.snapshots_written += snapshots_written;
+  stats.gpu_pods = written_pods.size();
+  return OkStatus();
+}
+
+Status Controller::Impl::WriteWorkloads(const std::set<std::string>& uids) {
+  const Timestamp now = Now();
+  std::vector<WorkloadRecord> rows;
+  for (const std::string& uid : uids) {
+    auto it = owners.find(uid);
+    if (it == owners.end()) {
+      // An owner known only from the store (a pod closed after a restart):
+      // read it again from the API server by what the store says it was.
+      auto stored = store->pods().GetWorkload(uid);
+      if (!stored.ok()) continue;
+      OwnerReference ref{stored->api_version, stored->kind, stored->name, uid,
+                         true};
+      FetchOwner(ref, stored->namespace_name, true);
+      it = owners.find(uid);
+    }
+    const CachedOwner& o = it->second;
+    LENS_ASSIGN_OR_RETURN(auto pods, store->pods().ListWorkloadPods(uid));
+    std::vector<PodOutcome> outcomes;
+    int32_t active = 0;
+    for (const PodRecord& p : pods) {
+      outcomes.push_back({p.phase, p.ended_at, p.deleted});
+      if (!p.deleted && !Terminal(p.phase)) active += p.gpu_allocated;
+    }
+    WorkloadRecord w;
+    w.uid = uid;
+    w.api_version = o.view.api_version;
+    w.kind = o.view.kind;
+    w.name = o.view.name;
+    w.namespace_name = o.view.namespace_name;
+    if (o.view.controller &&
+        owners.count(o.view.controller->uid)) {  // within the depth limit
+      w.parent_uid = o.view.controller->uid;
+    }
+    w.status = o.view.status;
+    w.ended_at = o.view.ended_at;
+    if (w.status.empty())
+      WorkloadStatusFromPods(outcomes, &w.status, &w.ended_at);
+    if (o.gone && !Terminal(w.status)) {
+      w.status = "Deleted";
+      if (!w.ended_at) w.ended_at = now;
+    }
+    // What its pods request now; once they ended, what they requested last.
+    int32_t& last = last_gpu_request[uid];
+    if (active > 0) last = active;
+    w.gpu_request = last;
+    w.labels = o.view.labels;
+    w.created_at = o.view.created_at;
+    w.updated_at = now;
+    rows.push_back(std::move(w));
+  }
+  if (rows.empty()) return OkStatus();
+  if (!Leading()) return AbortedError("no longer the leader");
+  LENS_RETURN_IF_ERROR(store->pods().UpsertWorkloads(rows));
+  std::lock_guard<std::mutex> lock(mu);
+  stats.workloads_written += rows.size();
+  return OkStatus();
+}
+
+Status Controller::Impl::WriteNodes(std::vector<NodeRecord>& nodes) {
+  const Timestamp now = Now();
+  uint64_t wrote = 0;
+  for (NodeRecord& n : nodes) {
+    n.updated_at = now;
+    auto written = written_nodes.find(n.name);
+    if (written != written_nodes.end() && SameRow(written->second, n)) continue;
+    if (!Leading()) return AbortedError("no longer the leader");
+    LENS_RETURN_IF_ERROR(store->nodes().UpsertNode(n));
+    written_nodes[n.name] = n;
+    ++wrote;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  stats.nodes_written += wrote;
+  return OkStatus();
+}
+
+void Controller::Impl::ResyncWorkloads() {
+  std::set<std::string> uids;
+  std::vector<std::pair<OwnerReference, std::string>> refresh;
+  for (const auto& [uid, o] : owners) {
+    if (o.gone || Terminal(o.view.status)) continue;
+    refresh.push_back(
+        {{o.view.api_version, o.view.kind, o.view.name, uid, true},
+         o.view.namespace_name});
+    uids.insert(uid);
+  }
+  for (const auto& [ref, ns] : refresh) FetchOwner(ref, ns, true);
+  Status st = WriteWorkloads(uids);
+  if (!st.ok()) RecordWriteError(st);
+}
+
+void Controller::Impl::Flush() {
+  const auto now = SteadyClock::now();
+  if (now < retry_after) return;
+  std::vector<PendingPod> pods;
+  std::vector<NodeRecord> nodes;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    pods.reserve(pending_pods.size());
+    for (auto& [uid, p] : pending_pods) pods.push_back(std::move(p));
+    pending_pods.clear();
+    for (auto& [name, n] : pending_nodes) nodes.push_back(std::move(n));
+    pending_nodes.clear();
+  }
+  if (pods.empty() && nodes.empty()) return;
+  // Nodes first: a pod's GPU model comes from its node.
+  std::set<std::string> workloads;
+  Status st = WriteNodes(nodes);
+  if (st.ok()) st = WritePods(pods, &workloads);
+  if (st.ok()) st = WriteWorkloads(workloads);
+  if (st.ok()) {
+    write_backoff = std::chrono::milliseconds(0);
+    return;
+  }
+  RecordWriteError(st);
+  // Nothing is lost: what failed goes back unless a newer state came.
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (PendingPod& p : pods) {
+      auto it = pending_pods.find(p.view.uid);
+      if (it == pending_pods.end()) {
+        pending_pods.emplace(p.view.uid, std::move(p));
+      } else if (p.gone && !it->second.gone) {
+        it->second = std::move(p);
+      }
+    }
+    for (NodeRecord& n : nodes) pending_nodes.try_emplace(n.name, std::move(n));
+  }
+  write_backoff = std::min<std::chrono::milliseconds>(
+      std::max<std::chrono::milliseconds>(write_backoff * 2,
+                                          std::chrono::milliseconds(100)),
+      std::chrono::milliseconds(5000));
+  retry_after = now + write_backoff;
+}
+
+}  // namespace lens::cluster

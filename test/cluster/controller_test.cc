@@ -1,0 +1,508 @@
+// The controller against the in-process API server and a real store (SQLite
+// and PostgreSQL): real-shaped workloads from test/fixtures/kube, checked row
+// by row through their lives, a watch that expires, an API server restart,
+// a compaction while pods were deleted, a controller restart, a store
+// restart, two replicas of which one writes, and the requests it makes.
+#include "cluster/controller.h"
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kube_api_server.h"
+#include "lens/kube.h"
+#include "lens/store.h"
+#include "postgres_server.h"
+
+namespace lens::cluster {
+namespace {
+
+using std::chrono::milliseconds;
+using test::KubeApiServer;
+using test::KubeRequest;
+using test::PostgresServer;
+
+const std::string kFixtures = std::string(LENS_FIXTURES_DIR) + "/kube/";
+constexpr char kPyTorchJobUid[] = "c9452740-8789-4bfa-9c31-65306786085f";
+constexpr char kDeploymentUid[] = "6a231963-ac61-44f5-a2a5-f3060a0ed491";
+constexpr char kTrainJobUid[] = "7b3f46b7-1048-4bd7-a990-338bc5d3fc1d";
+
+// The objects of a fixture file (a JSON array), each as JSON text.
+std::vector<std::string> Objects(const std::string& file) {
+  std::ifstream in(kFixtures + file);
+  std::stringstream text;
+  text << in.rdbuf();
+  rapidjson::Document doc;
+  doc.Parse(text.str().c_str());
+  std::vector<std::string> out;
+  if (!doc.IsArray()) {
+    ADD_FAILURE() << file << " is not a JSON array";
+    return out;
+  }
+  for (const auto& o : doc.GetArray()) {
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    o.Accept(w);
+    out.emplace_back(buffer.GetString(), buffer.GetSize());
+  }
+  return out;
+}
+
+void CreateAll(KubeApiServer& server, const std::string& file) {
+  for (const std::string& o : Objects(file)) {
+    ASSERT_NE(server.Create(o), "") << file << ": " << o.substr(0, 200);
+  }
+}
+
+void UpdateAll(KubeApiServer& server, const std::string& file) {
+  for (const std::string& o : Objects(file)) {
+    ASSERT_NE(server.Update(o), "") << file << ": " << o.substr(0, 200);
+  }
+}
+
+bool WaitUntil(const std::function<bool()>& done,
+               milliseconds timeout = milliseconds(15000)) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return true;
+}
+
+Timestamp At(const std::string& rfc3339) {
+  std::tm tm{};
+  ::strptime(rfc3339.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return Timestamp(std::chrono::seconds(timegm(&tm)));
+}
+
+ControllerOptions Fast() {
+  ControllerOptions o;
+  o.flush_interval = milliseconds(50);
+  o.owner_refresh = std::chrono::seconds(0);
+  o.initial_backoff = milliseconds(50);
+  o.max_backoff = milliseconds(300);
+  return o;
+}
+
+// A controller on its own thread.
+class Running {
+ public:
+  Running(KubeClient* client, Store* store, ControllerOptions options,
+          std::function<bool()> is_leader = {})
+      : controller_(client, store, std::move(options), std::move(is_leader)),
+        thread_([this] { status_ = controller_.Run(); }) {}
+  ~Running() { Stop(); }
+  void Stop() {
+    controller_.Stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  Controller* operator->() { return &controller_; }
+  const Status& status() const { return status_; }
+
+ private:
+  Controller controller_;
+  Status status_;
+  std::thread thread_;
+};
+
+class ControllerTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(server_.ok()) << server_.error();
+    auto client = KubeClient::Create(
+        KubeConnection{.server = server_.url(), .origin = "test"});
+    ASSERT_TRUE(client.ok()) << client.status().message();
+    client_ = std::move(*client);
+    OpenStore();
+  }
+
+  void OpenStore() {
+    std::string url;
+    if (GetParam() == "sqlite") {
+      if (db_path_.empty()) {
+        std::string name =
+            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+        std::replace(name.begin(), name.end(), '/', '_');
+        db_path_ = ::testing::TempDir() + "controller-" +
+                   std::to_string(::getpid()) + "-" + name + ".db";
+        std::filesystem::remove(db_path_);
+      }
+      url = "sqlite://" + db_path_;
+    } else {
+      if (pg_url_.empty()) {
+        auto made = PostgresServer::Shared().CreateDatabase("controller_test");
+        ASSERT_TRUE(made.ok()) << made.status();
+        pg_url_ = *made;
+      }
+      url = pg_url_;
+    }
+    store_.reset();
+    auto store = Store::Open(url);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+  }
+
+  void TearDown() override {
+    store_.reset();
+    if (!db_path_.empty()) std::filesystem::remove(db_path_);
+  }
+
+  StatusOr<PodRecord> Pod(const std::string& ns, const std::string& name) {
+    PodQuery q;
+    q.namespace_name = ns;
+    auto page = store_->pods().ListPods(q);
+    if (!page.ok()) return page.status();
+    for (PodRecord& p : page->items) {
+      if (p.name == name) return p;
+    }
+    return NotFoundError(ns + "/" + name);
+  }
+  std::vector<std::string> EventTypes(const std::string& uid) {
+    std::vector<std::string> out;
+    auto events = store_->pods().ListPodEvents(uid);
+    if (events.ok()) {
+      for (const auto& e : *events) out.push_back(e.event_type);
+    }
+    return out;
+  }
+  size_t EventCount(const std::string& uid) { return EventTypes(uid).size(); }
+  bool PodHas(const std::string& ns, const std::string& name,
+              const std::function<bool(const PodRecord&)>& check) {
+    auto p = Pod(ns, name);
+    return p.ok() && check(*p);
+  }
+
+  KubeApiServer server_{{.bookmark_interval_ms = 200}};
+  std::unique_ptr<KubeClient> client_;
+  std::unique_ptr<Store> store_;
+  std::string db_path_;
+  std::string pg_url_;
+};
+
+TEST_P(ControllerTest, APyTorchJobsWholeLifeRowByRow) {
+  CreateAll(server_, "nodes.json");
+  CreateAll(server_, "pytorchjob.json");
+  CreateAll(server_, "plain-pods.json");
+  Running controller(client_.get(), store_.get(), Fast());
+  ASSERT_TRUE(WaitUntil([&] { return controller->Ready(); }));
+  ASSERT_TRUE(WaitUntil([&] {
+    auto w = store_->pods().ListWorkloadPods(kPyTorchJobUid);
+    return w.ok() && w->size() == 4;
+  }));
+
+  // Pods: only the GPU ones, with the API's facts.
+  PodQuery all;
+  auto pods = store_->pods().ListPods(all);
+  ASSERT_TRUE(pods.ok());
+  EXPECT_EQ(pods->total, 4) << "pods without GPUs are not stored";
+  auto master = Pod("ml", "llama-pretrain-master-0");
+  ASSERT_TRUE(master.ok()) << master.status();
+  EXPECT_EQ(master->node, "mi300x-node-01");
+  EXPECT_EQ(master->phase, "Running");
+  EXPECT_TRUE(master->running);
+  EXPECT_FALSE(master->deleted);
+  EXPECT_EQ(master->gpu_allocated, 8);
+  EXPECT_EQ(master->owner_uid, kPyTorchJobUid);
+  EXPECT_EQ(master->ip, "10.244.1.37");
+  EXPECT_EQ(master->created_at.time_since_epoch().count() > 0, true);
+  ASSERT_TRUE(master->started_at.has_value());
+  EXPECT_FALSE(master->ended_at.has_value());
+  EXPECT_EQ(master->labels.at("training.kubeflow.org/replica-type"), "master");
+
+  auto resources = store_->pods().GetPodResources(master->uid);
+  ASSERT_TRUE(resources.ok()) << resources.status();
+  EXPECT_EQ(resources->gpu_vendor, "amd");
+  EXPECT_EQ(resources->gpu_allocated, 8);
+  EXPECT_EQ(resources->rdma_allocated, 1);
+  EXPECT_EQ(resources->cpu_millis, 96000);
+  EXPECT_EQ(resources->memory_bytes, int64_t{1} << 40);
+  EXPECT_FALSE(resources->gpu_model.empty()) << "from the node's labels";
+
+  // Events with the API's own timestamps.
+  auto events = store_->pods().ListPodEvents(master->uid);
+  ASSERT_TRUE(events.ok());
+  std::set<std::string> types;
+  for (const auto& e : *events) types.insert(e.event_type);
+  EXPECT_EQ(types, (std::set<std::string>{"Created", "Scheduled", "Running"}));
+  for (const auto& e : *events) {
+    if (e.event_type == "Scheduled") {
+      EXPECT_EQ(e.at, At("2026-11-20T06:02:12Z"));
+    }
+  }
+
+  // The workload.
+  auto job = store_->pods().GetWorkload(kPyTorchJobUid);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->kind, "PyTorchJob");
+  EXPECT_EQ(job->api_version, "kubeflow.org/v1");
+  EXPECT_EQ(job->name, "llama-pretrain");
+  EXPECT_EQ(job->namespace_name, "ml");
+  EXPECT_EQ(job->parent_uid, "");
+  EXPECT_EQ(job->status, "Running");
+  EXPECT_EQ(job->gpu_request, 32);
+  EXPECT_FALSE(job->ended_at.has_value());
+
+  // Nodes.
+  auto node = store_->nodes().GetNode("mi300x-node-01");
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(node->status, "Ready");
+  EXPECT_EQ(node->gpu_vendor, "amd");
+  EXPECT_EQ(node->gpu_count, 8);
+  EXPECT_EQ(node->gpu_allocatable, 8);
+  EXPECT_EQ(node->kubelet_version, "v1.30.4");
+  EXPECT_EQ(node->container_runtime, "containerd://1.7.20");
+  EXPECT_EQ(store_->nodes().GetNode("cpu-node-01")->status, "NotReady");
+  EXPECT_EQ(store_->nodes().GetNode("h100-node-01")->gpu_vendor, "nvidia");
+
+  // An update that changes no watched field writes no snapshot and no event.
+  const auto snapshots = store_->pods().ListPodSnapshots(master->uid)->size();
+  const size_t events_before = EventCount(master->uid);
+  std::string same = server_.Get("v1", "Pod", "ml", "llama-pretrain-master-0");
+  same.replace(same.find("\"labels\":{"), 10,
+               "\"labels\":{\"touched\":\"yes\",");
+  ASSERT_NE(server_.Update(same), "");
+  ASSERT_TRUE(WaitUntil([&] {
+    return PodHas("ml", "llama-pretrain-master-0",
+                  [](const PodRecord& p) { return p.labels.count("touched"); });
+  }));
+  EXPECT_EQ(store_->pods().ListPodSnapshots(master->uid)->size(), snapshots);
+  EXPECT_EQ(EventCount(master->uid), events_before);
+
+  // The job succeeds: pods and job end with the API's times.
+  UpdateAll(server_, "pytorchjob-succeeded.json");
+  ASSERT_TRUE(WaitUntil([&] {
+    auto w = store_->pods().GetWorkload(kPyTorchJobUid);
+    return w.ok() && w->status == "Succeeded";
+  }));
+  ASSERT_TRUE(WaitUntil([&] {
+    return PodHas("ml", "llama-pretrain-worker-2",
+                  [](const PodRecord& p) { return p.phase == "Succeeded"; });
+  }));
+  master = Pod("ml", "llama-pretrain-master-0");
+  EXPECT_EQ(master->phase, "Succeeded");
+  EXPECT_FALSE(master->running);
+  ASSERT_TRUE(master->ended_at.has_value());
+  EXPECT_NE(EventTypes(master->uid).back(), "");
+  types.clear();
+  for (const auto& t : EventTypes(master->uid)) types.insert(t);
+  EXPECT_TRUE(types.count("Succeeded"));
+  EXPECT_GT(store_->pods().ListPodSnapshots(master->uid)->size(), snapshots);
+  job = store_->pods().GetWorkload(kPyTorchJobUid);
+  ASSERT_TRUE(job->ended_at.has_value());
+  EXPECT_EQ(job->gpu_request, 32) << "kept from when its pods ran";
+
+  // The pods are deleted: closed with a Deleted event, kept as rows.
+  for (const char* name :
+       {"llama-pretrain-master-0", "llama-pretrain-worker-0",
+        "llama-pretrain-worker-1", "llama-pretrain-worker-2"}) {
+    ASSERT_TRUE(server_.Delete("v1", "Pod", "ml", name));
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    return PodHas("ml", "llama-pretrain-worker-2",
+                  [](const PodRecord& p) { return p.deleted; });
+  }));
+  ASSERT_TRUE(WaitUntil([&] {
+    return PodHas("ml", "llama-pretrain-master-0",
+                  [](const PodRecord& p) { return p.deleted; });
+  }));
+  types.clear();
+  for (const auto& t : EventTypes(master->uid)) types.insert(t);
+  EXPECT_TRUE(types.count("Deleted"));
+  controller.Stop();
+  EXPECT_TRUE(controller.status().ok()) << controller.status();
+}
+
+TEST_P(ControllerTest, OwnerChainsUpToTheTopWithParents) {
+  CreateAll(server_, "nodes.json");
+  CreateAll(server_, "deployment.json");
+  CreateAll(server_, "trainjob.json");
+  Running controller(client_.get(), store_.get(), Fast());
+  ASSERT_TRUE(WaitUntil([&] {
+    auto w = store_->pods().ListWorkloadPods(kTrainJobUid);
+    auto d = store_->pods().ListWorkloadPods(kDeploymentUid);
+    return w.ok() && w->size() == 2 && d.ok() && d->size() == 2;
+  }));
+  // Deployment <- ReplicaSet <- pods.
+  auto pod = Pod("serve", "vllm-serve-7d9f8c6b5d-hvhbv");
+  ASSERT_TRUE(pod.ok());
+  EXPECT_EQ(pod->owner_uid, kDeploymentUid);
+  WorkloadQuery top;
+  top.parent_uid = "";
+  auto tops = store_->pods().ListWorkloads(top);
+  ASSERT_TRUE(tops.ok());
+  std::set<std::string> kinds;
+  for (const auto& w : tops->items) kinds.insert(w.kind);
+  EXPECT_EQ(kinds, (std::set<std::string>{"Deployment", "TrainJob"}));
+  WorkloadQuery under;
+  under.parent_uid = kDeploymentUid;
+  auto rs = store_->pods().ListWorkloads(under);
+  ASSERT_TRUE(rs.ok());
+  ASSERT_EQ(rs->items.size(), 1u);
+  EXPECT_EQ(rs->items[0].kind, "ReplicaSet");
+  // TrainJob <- JobSet <- Job <- pods: three levels.
+  under.parent_uid = kTrainJobUid;
+  auto jobset = store_->pods().ListWorkloads(under);
+  ASSERT_EQ(jobset->items.size(), 1u);
+  EXPECT_EQ(jobset->items[0].kind, "JobSet");
+  under.parent_uid = jobset->items[0].uid;
+  auto job = store_->pods().ListWorkloads(under);
+  ASSERT_EQ(job->items.size(), 1u);
+  EXPECT_EQ(job->items[0].kind, "Job");
+  EXPECT_EQ(Pod("ml", "qwen-sft-node-0-0-skwv5")->owner_uid, kTrainJobUid);
+  // A MIG pod without an owner is stored, with no workload.
+  auto mig = Pod("serve", "vllm-mig-probe");
+  ASSERT_TRUE(mig.ok()) << mig.status();
+  EXPECT_EQ(mig->owner_uid, "");
+  EXPECT_EQ(store_->pods().GetPodResources(mig->uid)->gpu_vendor, "nvidia");
+}
+
+// etcd compacted while the controller could not watch, and a pod was
+// deleted meanwhile: the relist closes it as seen gone, once.
+TEST_P(ControllerTest, ACompactionWhilePodsWereDeletedClosesThem) {
+  CreateAll(server_, "nodes.json");
+  CreateAll(server_, "pytorchjob.json");
+  Running controller(client_.get(), store_.get(), Fast());
+  ASSERT_TRUE(WaitUntil([&] {
+    auto w = store_->pods().ListWorkloadPods(kPyTorchJobUid);
+    return w.ok() && w->size() == 4;
+  }));
+  server_.Stop();
+  ASSERT_TRUE(server_.Delete("v1", "Pod", "ml", "llama-pretrain-worker-1"));
+  server_.Compact();
+  ASSERT_TRUE(server_.Start());
+  ASSERT_TRUE(WaitUntil([&] {
+    return PodHas("ml", "llama-pretrain-worker-1",
+                  [](const PodRecord& p) { return p.deleted; });
+  }));
+  EXPECT_GE(controller->Stats().pods.relists, 1u);
+  auto gone = Pod("ml", "llama-pretrain-worker-1");
+  EXPECT_TRUE(gone->ended_at.has_value());
+  const auto types = EventTypes(gone->uid);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "Deleted"), 1);
+  EXPECT_FALSE(Pod("ml", "llama-pretrain-worker-0")->deleted);
+}
+
+// The controller stops (as if killed), pods change and vanish meanwhile,
+// another starts on the same store: nothing lost, nothing doubled.
+TEST_P(ControllerTest, ARestartedControllerNeitherLosesNorDoubles) {
+  CreateAll(server_, "nodes.json");
+  CreateAll(server_, "pytorchjob.json");
+  std::string master_uid;
+  size_t events_before = 0;
+  {
+    Running first(client_.get(), store_.get(), Fast());
+    ASSERT_TRUE(WaitUntil([&] {
+      auto w = store_->pods().ListWorkloadPods(kPyTorchJobUid);
+      return w.ok() && w->size() == 4;
+    }));
+    master_uid = Pod("ml", "llama-pretrain-master-0")->uid;
+    ASSERT_TRUE(WaitUntil([&] { return EventCount(master_uid) == 3; }));
+    events_before = EventCount(master_uid);
+  }
+  ASSERT_TRUE(server_.Delete("v1", "Pod", "ml", "llama-pretrain-worker-2"));
+  OpenStore();  // a new process opens the store again
+  Running second(client_.get(), store_.get(), Fast());
+  ASSERT_TRUE(WaitUntil([&] { return second->Ready(); }));
+  ASSERT_TRUE(WaitUntil([&] {
+    return PodHas("ml", "llama-pretrain-worker-2",
+                  [](const PodRecord& p) { return p.deleted; });
+  }));
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(EventCount(master_uid), events_before) << "no event written twice";
+  EXPECT_EQ(store_->pods().ListPodSnapshots(master_uid)->size(), 1u);
+  EXPECT_EQ(second->Stats().pods_seen_gone, 1u);
+}
+
+// Two replicas: only the leader writes; when leadership moves, the new
+// leader writes what the old one could not.
+TEST_P(ControllerTest, OnlyTheLeaderWrites) {
+  CreateAll(server_, "nodes.json");
+  std::atomic<bool> a_leads{false}, b_leads{false};
+  auto client_b = KubeClient::Create(KubeConnection{.server = server_.url()});
+  ASSERT_TRUE(client_b.ok());
+  Running a(client_.get(), store_.get(), Fast(),
+            [&] { return a_leads.load(); });
+  Running b(client_b->get(), store_.get(), Fast(),
+            [&] { return b_leads.load(); });
+  a_leads = true;
+  CreateAll(server_, "pytorchjob.json");
+  ASSERT_TRUE(WaitUntil([&] {
+    auto w = store_->pods().ListWorkloadPods(kPyTorchJobUid);
+    return w.ok() && w->size() == 4;
+  }));
+  EXPECT_GT(a->Stats().pods_written, 0u);
+  EXPECT_EQ(b->Stats().pods_written, 0u);
+  EXPECT_EQ(b->Stats().nodes_written, 0u);
+  a_leads = false;
+  b_leads = true;
+  ASSERT_TRUE(server_.Delete("v1", "Pod", "ml", "llama-pretrain-worker-0"));
+  ASSERT_TRUE(WaitUntil([&] {
+    return PodHas("ml", "llama-pretrain-worker-0",
+                  [](const PodRecord& p) { return p.deleted; });
+  }));
+  EXPECT_GT(b->Stats().pods_written, 0u);
+  EXPECT_TRUE(b->Stats().leader);
+}
+
+// The controller reads and never writes: get, list and watch on pods,
+// nodes and owner kinds, and discovery.
+TEST_P(ControllerTest, RequestsStayInsideTheDocumentedRbac) {
+  CreateAll(server_, "nodes.json");
+  CreateAll(server_, "pytorchjob.json");
+  CreateAll(server_, "deployment.json");
+  server_.ClearRequests();
+  {
+    Running controller(client_.get(), store_.get(), Fast());
+    ASSERT_TRUE(WaitUntil([&] {
+      auto d = store_->pods().ListWorkloadPods(kDeploymentUid);
+      return d.ok() && d->size() == 2;
+    }));
+  }
+  const std::set<std::string> read{"get", "list", "watch", "discovery"};
+  // docs/controller.md's ClusterRole: (group, resource) -> verbs.
+  const std::set<std::pair<std::string, std::string>> allowed{
+      {"", "pods"},
+      {"", "nodes"},
+      {"apps", "replicasets"},
+      {"apps", "deployments"},
+      {"apps", "statefulsets"},
+      {"batch", "jobs"},
+      {"batch", "cronjobs"},
+      {"kubeflow.org", "pytorchjobs"},
+      {"kubeflow.org", "mpijobs"},
+      {"jobset.x-k8s.io", "jobsets"},
+      {"ray.io", "rayjobs"},
+      {"ray.io", "rayclusters"},
+      {"trainer.kubeflow.org", "trainjobs"}};
+  ASSERT_FALSE(server_.Requests().empty());
+  for (const KubeRequest& r : server_.Requests()) {
+    EXPECT_TRUE(read.count(r.verb)) << r.method << " " << r.path;
+    if (r.verb == "discovery") continue;
+    EXPECT_TRUE(allowed.count({r.group, r.resource}))
+        << r.verb << " " << r.group << "/" << r.resource;
+    if (r.resource != "pods" && r.resource != "nodes") {
+      EXPECT_EQ(r.verb, "get") << r.path << ": owners are read one by one";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ControllerTest,
+                         ::testing::Values("sqlite", "postgres"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace lens::cluster
