@@ -43,6 +43,7 @@ Command AddProbe(CLI::App& app);
 Command AddUp(CLI::App& app);
 Command AddContainers(CLI::App& app);
 Command AddFlows(CLI::App& app);
+Command AddWorkloads(CLI::App& app);
 
 }  // namespace lens::cli
 

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   lens::cli::Command up = lens::cli::AddUp(app);
   lens::cli::Command containers = lens::cli::AddContainers(app);
   lens::cli::Command flows = lens::cli::AddFlows(app);
+  lens::cli::Command workloads = lens::cli::AddWorkloads(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -29,5 +30,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("up")) code = up();
   if (app.got_subcommand("containers")) code = containers();
   if (app.got_subcommand("flows")) code = flows();
+  if (app.got_subcommand("workloads")) code = workloads();
   return lens::cli::FinishOutput(code, "lens");
 }

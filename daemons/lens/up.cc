@@ -2,10 +2,13 @@
 // service with all its parts: the node agent (GPU/RDMA/node probes, /metrics,
 // node REST API) on 127.0.0.1:8989, container tracking (/pods) when a
 // containerd socket is present, and TCP flows (eBPF, as root) on
-// 127.0.0.1:8990, attributed to pods.
+// 127.0.0.1:8990, attributed to pods; with --kubeconfig, the controller
+// (GPU pods, workloads and nodes from the API server into --database) with
+// /readyz and /metrics on 127.0.0.1:8992.
 #include <cstdio>
 
 #include "commands.h"
+#include "lens/controller_service.h"
 #include "lens/log.h"
 #include "lens/node_service.h"
 #include "lens/process.h"
@@ -18,6 +21,14 @@ constexpr ConfigFlag kUpFlags[] = {
     {"--flows-listen", "netflow.listenAddress", ConfigFlag::kText,
      "host:port serving TCP flows (/metrics, /flows) (default "
      "127.0.0.1:8990)"},
+    {"--kubeconfig", "controller.kubeconfig", ConfigFlag::kText,
+     "also run the controller against this cluster (GPU pods, workloads and "
+     "nodes into --database; /metrics on 127.0.0.1:8992)"},
+    {"--context", "controller.context", ConfigFlag::kText,
+     "the kubeconfig's context (default: its current-context)"},
+    {"--database", "database.url", ConfigFlag::kText,
+     "the controller's store (default sqlite:///var/lib/lens/lens.db; also "
+     "LENS_STORE_URL)"},
 };
 
 void PrintServing(const NodeService& s, const NodeServiceOptions& o,
@@ -55,7 +66,9 @@ Command AddUp(CLI::App& app) {
   auto flags = std::make_shared<ConfigFlags>();
   CLI::App* cmd =
       app.add_subcommand("up", "Run Lens on this machine in the foreground");
-  flags->AddFile(*cmd, "YAML config file (nodeExporter and netflow sections)");
+  flags->AddFile(*cmd,
+                 "YAML config file (nodeExporter, netflow, controller and "
+                 "database sections)");
   flags->Add(*cmd, kNodeAgentFlags,
              {{"--listen",
                "host:port of the node agent (default 127.0.0.1:8989: this "
@@ -69,6 +82,7 @@ Command AddUp(CLI::App& app) {
     ConfigFlags f = *flags;
     f.Default("nodeExporter.listenAddress", "127.0.0.1:8989", "lens up");
     f.Default("netflow.listenAddress", "127.0.0.1:8990", "lens up");
+    f.Default("controller.listenHttp", "127.0.0.1:8992", "lens up");
     StatusOr<Config> config = f.Load();
     if (!config.ok()) {
       std::fprintf(stderr, "lens up: %s\n", config.status().message().c_str());
@@ -81,15 +95,49 @@ Command AddUp(CLI::App& app) {
       std::fprintf(stderr, "lens up: %s\n", options.status().message().c_str());
       return 2;
     }
+    // The controller, when there is a cluster to watch: one replica, so no
+    // election.
+    std::optional<ControllerServiceOptions> controller_options;
+    if (!config->controller.kubeconfig.empty()) {
+      auto co = ControllerServiceOptionsFromConfig(*config);
+      if (!co.ok()) {
+        std::fprintf(stderr, "lens up: %s\n", co.status().message().c_str());
+        return 2;
+      }
+      co->leader_election = false;
+      controller_options = std::move(*co);
+    }
     auto service = NodeService::Start(*options);
     if (!service.ok()) {
       std::fprintf(stderr, "lens up: %s\n", service.status().message().c_str());
       return 1;
     }
+    std::unique_ptr<ControllerService> controller;
+    if (controller_options) {
+      auto started = ControllerService::Start(*controller_options);
+      if (!started.ok()) {
+        std::fprintf(stderr, "lens up: controller: %s\n",
+                     started.status().message().c_str());
+        (*service)->Stop();
+        return 1;
+      }
+      controller = std::move(*started);
+    }
     PrintServing(**service, *options, *config);
+    if (controller) {
+      std::printf(
+          "  controller: %s (%s) into %s\n"
+          "  %s/readyz  %s/metrics  (`lens workloads --database URL` "
+          "lists what it found)\n",
+          controller->server().c_str(),
+          controller_options->connection.origin.c_str(),
+          controller->database().c_str(), controller->http_url().c_str(),
+          controller->http_url().c_str());
+    }
     std::fflush(stdout);
     WaitForShutdownSignal();
     std::printf("lens up: stopping\n");
+    if (controller) controller->Stop();
     (*service)->Stop();
     return 0;
   };

@@ -18,6 +18,8 @@
 //
 //   jobs:                    # lens-jobs (docs/containers.md)
 //     listenGrpc: 0.0.0.0:50051
+//   controller:              # lens-controller (docs/controller.md)
+//     inCluster: true
 //   database:
 //     url: sqlite:///var/lib/lens/lens.db
 //
@@ -181,6 +183,36 @@ struct LENS_EXPORT JobsOptions {
   Status Validate() const;
 };
 
+// `controller:` section: lens-controller (docs/controller.md).
+struct LENS_EXPORT ControllerConfigOptions {
+  // `kubeconfig`, `context`: the API server from a kubeconfig file (its
+  // current context when `context` is empty). `inCluster`: from the pod's
+  // service account instead. Exactly one of the two.
+  std::string kubeconfig;
+  std::string context;
+  bool in_cluster = false;
+  // `listenHttp`: host:port of /healthz, /readyz and /metrics.
+  std::string listen_http = "0.0.0.0:8992";
+  // `bearerTokenFile`: required on every HTTP route but /healthz and
+  // /readyz. `tlsCertFile`, `tlsKeyFile`: HTTPS.
+  std::string bearer_token_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // `gpuResources`: comma-separated extended resources that count as GPUs;
+  // a trailing '*' matches a prefix.
+  std::string gpu_resources = "amd.com/gpu,nvidia.com/gpu,nvidia.com/mig-*";
+  // `leaderElection`: replicas elect one writer on the Lease
+  // `leaseNamespace`/`leaseName`; `identity` names this replica (default:
+  // $POD_NAME, else the host name, plus the process id).
+  bool leader_election = true;
+  std::string lease_namespace = "lens";
+  std::string lease_name = "lens-controller";
+  std::string identity;
+
+  // InvalidArgument naming the key.
+  Status Validate() const;
+};
+
 // `database:` section: the store of the cluster daemons and `lens db`.
 struct LENS_EXPORT DatabaseOptions {
   // `url`: sqlite:///path.db or postgresql://user@host:5432/db (a password
@@ -198,6 +230,7 @@ struct LENS_EXPORT Config {
   NodeExporterOptions node_exporter;
   NetflowOptions netflow;
   JobsOptions jobs;
+  ControllerConfigOptions controller;
   DatabaseOptions database;
   // `httpPort`: the daemon's HTTP port, 1..65535; unset means the daemon's own
   // default.

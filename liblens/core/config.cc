@@ -106,6 +106,11 @@ constexpr FieldRule<Config> kTopLevelRules[] = {
         Config* out) { return DecodeNetflow(ctx, v, path, &out->netflow); }},
     {"jobs", [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
                 Config* out) { return DecodeJobs(ctx, v, path, &out->jobs); }},
+    {"controller",
+     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
+        Config* out) {
+       return DecodeController(ctx, v, path, &out->controller);
+     }},
     {"database",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
         Config* out) { return DecodeDatabase(ctx, v, path, &out->database); }},
@@ -130,6 +135,7 @@ std::vector<std::string> EnvOverridableKeys() {
   add("nodeExporter", NodeExporterKeys());
   add("netflow", NetflowKeys());
   add("jobs", JobsKeys());
+  add("controller", ControllerKeys());
   add("database", DatabaseKeys());
   out.push_back("httpPort");
   return out;
@@ -275,6 +281,7 @@ Status Config::Validate() const {
   LENS_RETURN_IF_ERROR(node_exporter.Validate().WithContext("nodeExporter"));
   LENS_RETURN_IF_ERROR(netflow.Validate().WithContext("netflow"));
   LENS_RETURN_IF_ERROR(jobs.Validate().WithContext("jobs"));
+  LENS_RETURN_IF_ERROR(controller.Validate().WithContext("controller"));
   LENS_RETURN_IF_ERROR(database.Validate().WithContext("database"));
   if (http_port.has_value())
     LENS_RETURN_IF_ERROR(ValidatePort(*http_port).WithContext("httpPort"));

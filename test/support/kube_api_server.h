@@ -59,8 +59,9 @@ struct KubeRequest {
   std::string method;  // "GET", "POST", "PUT", "DELETE", ...
   std::string path;    // without the query
   std::string query;   // raw query string ("" when none)
-  // The Kubernetes verb: get, list, watch, create, update, delete, or
-  // "discovery" for /api, /apis and the group/version documents.
+  // The Kubernetes verb: get, list, watch, create, update, patch, delete,
+  // deletecollection (answered 405), "discovery" for /api, /apis and the
+  // group/version documents, or "" for a path the server does not serve.
   std::string verb;
   std::string group;     // of the resource ("" core); "" for discovery
   std::string resource;  // plural; "" for discovery

@@ -29,7 +29,7 @@ std::string QualifiedResource(const KubeResourceType& type) {
 // RFC 7386: members of `patch` replace those of `target`, objects merge
 // recursively and null removes.
 void MergePatch(rapidjson::Value& target, const rapidjson::Value& patch,
-                Allocator& alloc) {
+                kube::Allocator& alloc) {
   if (!patch.IsObject()) {
     target.CopyFrom(patch, alloc);
     return;

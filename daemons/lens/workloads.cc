@@ -1,0 +1,189 @@
+// `lens workloads --database URL [--json] [--pods] [--namespace NS]`: the
+// top-level workloads the controller found, newest first, with their GPUs,
+// pods and nodes.
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "lens/json.h"
+#include "lens/store.h"
+
+namespace lens::cli {
+namespace {
+
+struct WorkloadsOptions {
+  std::string url;
+  std::string namespace_name;
+  bool json = false;
+  bool pods = false;
+  int limit = 100;
+};
+
+std::string Time(const std::optional<Timestamp>& t) {
+  if (!t || t->time_since_epoch().count() <= 0) return "-";
+  const std::time_t secs =
+      std::chrono::duration_cast<std::chrono::seconds>(t->time_since_epoch())
+          .count();
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+int64_t Seconds(const Timestamp& t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch())
+      .count();
+}
+
+// "a,b,c" or "a,b +3" when there are more than `max`.
+std::string Join(const std::set<std::string>& names, size_t max) {
+  std::string out;
+  size_t n = 0;
+  for (const std::string& name : names) {
+    if (n == max) {
+      out += " +" + std::to_string(names.size() - max);
+      break;
+    }
+    if (n++) out += ',';
+    out += name;
+  }
+  return out.empty() ? "-" : out;
+}
+
+void AppendJson(const WorkloadRecord& w, const std::vector<PodRecord>& pods,
+                std::string* out) {
+  auto field = [&](const char* key, const std::string& value) {
+    *out += '"';
+    *out += key;
+    *out += "\":";
+    AppendJsonString(value, out);
+    *out += ',';
+  };
+  *out += '{';
+  field("uid", w.uid);
+  field("api_version", w.api_version);
+  field("kind", w.kind);
+  field("namespace", w.namespace_name);
+  field("name", w.name);
+  field("status", w.status);
+  *out += "\"gpu_request\":" + std::to_string(w.gpu_request) +
+          ",\"created_at\":" + std::to_string(Seconds(w.created_at)) +
+          ",\"ended_at\":" +
+          (w.ended_at ? std::to_string(Seconds(*w.ended_at)) : "null") +
+          ",\"pods\":[";
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const PodRecord& p = pods[i];
+    if (i) *out += ',';
+    *out += '{';
+    field("uid", p.uid);
+    field("name", p.name);
+    field("node", p.node);
+    field("phase", p.phase);
+    *out += "\"gpus\":" + std::to_string(p.gpu_allocated) +
+            ",\"restarts\":" + std::to_string(p.restarts) +
+            ",\"deleted\":" + (p.deleted ? "true" : "false") + '}';
+  }
+  *out += "]}";
+}
+
+int Run(const WorkloadsOptions& opt) {
+  StoreOptions so;
+  so.migrate = false;
+  so.create_if_missing = false;
+  so.max_connections = 1;
+  auto store = Store::Open(opt.url, so);
+  if (!store.ok()) {
+    std::fprintf(stderr, "lens workloads: %s\n",
+                 store.status().message().c_str());
+    return 1;
+  }
+  WorkloadQuery q;
+  q.parent_uid = "";
+  q.namespace_name = opt.namespace_name;
+  q.page.page_size = opt.limit;
+  auto page = (*store)->pods().ListWorkloads(q);
+  if (!page.ok()) {
+    std::fprintf(stderr, "lens workloads: %s\n",
+                 page.status().message().c_str());
+    return 1;
+  }
+  std::string out = opt.json ? "[" : "";
+  if (!opt.json) {
+    char line[256];
+    std::snprintf(line, sizeof line, "%-40s %-12s %-10s %5s %5s  %-20s  %-20s  %s\n",
+                  "WORKLOAD", "KIND", "STATUS", "GPUS", "PODS", "CREATED",
+                  "ENDED", "NODES");
+    out += line;
+  }
+  for (size_t i = 0; i < page->items.size(); ++i) {
+    const WorkloadRecord& w = page->items[i];
+    auto pods = (*store)->pods().ListWorkloadPods(w.uid);
+    if (!pods.ok()) {
+      std::fprintf(stderr, "lens workloads: %s\n",
+                   pods.status().message().c_str());
+      return 1;
+    }
+    if (opt.json) {
+      if (i) out += ',';
+      AppendJson(w, *pods, &out);
+      continue;
+    }
+    std::set<std::string> nodes;
+    for (const PodRecord& p : *pods) {
+      if (!p.node.empty()) nodes.insert(p.node);
+    }
+    const std::string name = w.namespace_name.empty()
+                                 ? w.name
+                                 : w.namespace_name + "/" + w.name;
+    char line[512];
+    std::snprintf(line, sizeof line, "%-40s %-12s %-10s %5d %5zu  %-20s  %-20s  %s\n",
+                  name.c_str(), w.kind.c_str(), w.status.c_str(),
+                  w.gpu_request, pods->size(), Time(w.created_at).c_str(),
+                  Time(w.ended_at).c_str(), Join(nodes, 4).c_str());
+    out += line;
+    if (!opt.pods) continue;
+    for (const PodRecord& p : *pods) {
+      std::snprintf(line, sizeof line, "  %-38s %-12s %-10s %5d %5d  %s%s\n",
+                    p.name.c_str(), "Pod", p.phase.c_str(), p.gpu_allocated,
+                    p.restarts, p.node.empty() ? "-" : p.node.c_str(),
+                    p.deleted ? "  (deleted)" : "");
+      out += line;
+    }
+  }
+  if (opt.json) {
+    out += "]\n";
+  } else if (page->total > static_cast<int64_t>(page->items.size())) {
+    out += "(" + std::to_string(page->items.size()) + " of " +
+           std::to_string(page->total) + "; --limit shows more)\n";
+  } else if (page->items.empty()) {
+    out += "(no workloads with GPUs yet: is lens-controller running?)\n";
+  }
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+Command AddWorkloads(CLI::App& app) {
+  auto opt = std::make_shared<WorkloadsOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "workloads",
+      "List the GPU workloads the controller found, with pods, nodes and GPUs");
+  cmd->add_option("--database", opt->url,
+                  "sqlite:///path/lens.db or postgresql://user@host:5432/db")
+      ->required()
+      ->envname("LENS_STORE_URL");
+  cmd->add_option("--namespace", opt->namespace_name, "only this namespace");
+  cmd->add_option("--limit", opt->limit, "at most this many (1..1000)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_flag("--pods", opt->pods, "list each workload's pods under it");
+  cmd->add_flag("--json", opt->json, "Print JSON (pods included)");
+  return [opt] { return Run(*opt); };
+}
+
+}  // namespace lens::cli
