@@ -614,6 +614,23 @@ BENCHMARK(BM_WatchThroughput)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
+// One owner read as the controller makes it (a GET of a PyTorchJob through
+// KubeClient on a kept-alive connection).
+void BM_OwnerGet(benchmark::State& state) {
+  ServerProcess server;
+  if (!server.error().empty()) return Fail(state, server.error());
+  auto client = KubeClient::Create(Connection(server.url()));
+  if (!client.ok()) return Fail(state, client.status().message());
+  const std::string path =
+      "/apis/kubeflow.org/v1/namespaces/ml-0/pytorchjobs/llama-pretrain-0";
+  for (auto _ : state) {
+    auto r = (*client)->Request("GET", path);
+    if (!r.ok() || r->status != 200) return Fail(state, "GET failed");
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_OwnerGet)->UseRealTime()->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace lens::cluster
 

@@ -148,10 +148,15 @@ int Run(const WorkloadsOptions& opt) {
     out += line;
     if (!opt.pods) continue;
     for (const PodRecord& p : *pods) {
-      std::snprintf(line, sizeof line, "  %-38s %-12s %-10s %5d %5d  %s%s\n",
-                    p.name.c_str(), "Pod", p.phase.c_str(), p.gpu_allocated,
-                    p.restarts, p.node.empty() ? "-" : p.node.c_str(),
-                    p.deleted ? "  (deleted)" : "");
+      // Pod rows under it: the same columns, the pod's start and end, and
+      // its restarts after the node.
+      std::snprintf(
+          line, sizeof line, "  %-38s %-12s %-10s %5d %5s  %-20s  %-20s  %s%s%s\n",
+          p.name.c_str(), "Pod", p.deleted ? "Deleted" : p.phase.c_str(),
+          p.gpu_allocated, "-", Time(p.started_at).c_str(),
+          Time(p.ended_at).c_str(), p.node.empty() ? "-" : p.node.c_str(),
+          p.restarts ? (" restarts=" + std::to_string(p.restarts)).c_str() : "",
+          p.deleted ? (" (was " + p.phase + ")").c_str() : "");
       out += line;
     }
   }
