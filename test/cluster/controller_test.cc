@@ -427,6 +427,72 @@ TEST_P(ControllerTest, ARestartedControllerNeitherLosesNorDoubles) {
   EXPECT_EQ(second->Stats().pods_seen_gone, 1u);
 }
 
+// A watch the server ends mid-run (timeoutSeconds) and an API server
+// restart: the controller resumes from where it was, relisting nothing.
+TEST_P(ControllerTest, AnEndedWatchAndAnApiServerRestartLoseNothing) {
+  CreateAll(server_, "nodes.json");
+  CreateAll(server_, "pytorchjob.json");
+  Running controller(client_.get(), store_.get(), Fast());
+  ASSERT_TRUE(WaitUntil([&] {
+    auto w = store_->pods().ListWorkloadPods(kPyTorchJobUid);
+    return w.ok() && w->size() == 4;
+  }));
+  server_.CloseWatches();
+  ASSERT_TRUE(server_.Delete("v1", "Pod", "ml", "llama-pretrain-worker-0"));
+  ASSERT_TRUE(WaitUntil([&] {
+    return PodHas("ml", "llama-pretrain-worker-0",
+                  [](const PodRecord& p) { return p.deleted; });
+  }));
+  ASSERT_TRUE(server_.Restart());
+  ASSERT_TRUE(server_.Delete("v1", "Pod", "ml", "llama-pretrain-worker-1"));
+  ASSERT_TRUE(WaitUntil([&] {
+    return PodHas("ml", "llama-pretrain-worker-1",
+                  [](const PodRecord& p) { return p.deleted; });
+  }));
+  const ControllerStats stats = controller->Stats();
+  EXPECT_EQ(stats.pods.relists, 0u);
+  EXPECT_GE(stats.pods.watch_restarts + stats.pods.errors, 2u);
+  EXPECT_EQ(stats.pods_seen_gone, 0u) << "both deletions were watched";
+  for (const char* name : {"llama-pretrain-worker-0", "llama-pretrain-worker-1"}) {
+    const auto types = EventTypes(Pod("ml", name)->uid);
+    EXPECT_EQ(std::count(types.begin(), types.end(), "Deleted"), 1) << name;
+  }
+}
+
+// The store goes away (PostgreSQL restarted) while pods change: the writes
+// wait and are retried, and nothing is lost.
+TEST_P(ControllerTest, AStoreRestartLosesNothing) {
+  if (GetParam() != "postgres") {
+    GTEST_SKIP() << "a store server to restart: PostgreSQL only (SQLite is a file)";
+  }
+  CreateAll(server_, "nodes.json");
+  CreateAll(server_, "pytorchjob.json");
+  Running controller(client_.get(), store_.get(), Fast());
+  ASSERT_TRUE(WaitUntil([&] {
+    auto w = store_->pods().ListWorkloadPods(kPyTorchJobUid);
+    return w.ok() && w->size() == 4;
+  }));
+  ASSERT_TRUE(PostgresServer::Shared().Stop(PostgresServer::StopMode::kImmediate).ok());
+  UpdateAll(server_, "pytorchjob-succeeded.json");
+  // The writer is now retrying against the stopped server (the store's
+  // own retries, then the controller's).
+  std::this_thread::sleep_for(milliseconds(1500));
+  ASSERT_TRUE(PostgresServer::Shared().StartAgain().ok());
+  ASSERT_TRUE(WaitUntil([&] {
+    auto w = store_->pods().GetWorkload(kPyTorchJobUid);
+    return w.ok() && w->status == "Succeeded";
+  }));
+  for (const char* name : {"llama-pretrain-master-0", "llama-pretrain-worker-0",
+                           "llama-pretrain-worker-1", "llama-pretrain-worker-2"}) {
+    ASSERT_TRUE(WaitUntil([&] {
+      return PodHas("ml", name,
+                    [](const PodRecord& p) { return p.phase == "Succeeded"; });
+    })) << name;
+    const auto types = EventTypes(Pod("ml", name)->uid);
+    EXPECT_EQ(std::count(types.begin(), types.end(), "Succeeded"), 1) << name;
+  }
+}
+
 // Two replicas: only the leader writes; when leadership moves, the new
 // leader writes what the old one could not.
 TEST_P(ControllerTest, OnlyTheLeaderWrites) {
