@@ -10,6 +10,7 @@
 // back from the child as the server_* counters. Objects are the fixtures of
 // test/fixtures/kube with names, uids, owners and nodes templated.
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -81,9 +82,12 @@ Memory ReadMemory() {
   }
   return m;
 }
-// Resets VmHWM to the current RSS (Linux >= 4.0), so that each benchmark's
-// peak is its own.
-void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+// Returns freed heap to the system and resets VmHWM to the current RSS
+// (Linux >= 4.0), so that each benchmark's peak is its own.
+void ResetPeakRss() {
+  ::malloc_trim(0);
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
 
 bool WaitUntil(const std::function<bool()>& done, std::chrono::seconds limit) {
   const auto end = Clock::now() + limit;
@@ -472,11 +476,17 @@ void BM_InitialSync(benchmark::State& state) {
     auto pods = c.store().pods().ListPods(all);
     state.counters["cpu_s"] = cpu;
     state.counters["server_cpu_s"] = server_after.cpu_s - server_before.cpu_s;
-    state.counters["rss_mb"] = after.peak_mb;  // the controller's process
-    state.counters["rss_before_mb"] = before.rss_mb;
+    // The controller's process (the server is not in it); base: before the
+    // controller started (the benchmark program itself).
+    state.counters["rss_mb"] = after.peak_mb;
+    state.counters["rss_base_mb"] = before.rss_mb;
     state.counters["rss_now_mb"] = after.rss_mb;
     state.counters["server_rss_mb"] = server_after.rss_mb;
+    WorkloadQuery jobs;
+    jobs.page.page_size = 1;
+    auto workloads = c.store().pods().ListWorkloads(jobs);
     state.counters["gpu_pods"] = pods.ok() ? pods->total : -1;
+    state.counters["workloads"] = workloads.ok() ? workloads->total : -1;
     state.counters["pods_cached"] = s.pods.objects;
     state.counters["nodes_cached"] = s.nodes.objects;
     state.counters["flushes"] = s.flushes;
@@ -503,6 +513,7 @@ void BM_InformersOnlySync(benchmark::State& state) {
   const GpuResourceMatcher gpus;
   for (auto _ : state) {
     ResetPeakRss();
+    const Memory before = ReadMemory();
     const ServerProcess::Usage server_before = server.GetUsage();
     const double cpu_before = CpuSeconds();
     const auto start = Clock::now();
@@ -537,6 +548,7 @@ void BM_InformersOnlySync(benchmark::State& state) {
     state.counters["cpu_s"] = cpu;
     state.counters["server_cpu_s"] = server_after.cpu_s - server_before.cpu_s;
     state.counters["rss_mb"] = ReadMemory().peak_mb;
+    state.counters["rss_base_mb"] = before.rss_mb;
     state.counters["objects"] = pod_count.added + node_count.added;
   }
 }
@@ -552,12 +564,16 @@ BENCHMARK(BM_InformersOnlySync)
 void BM_WatchThroughput(benchmark::State& state) {
   ServerProcess server;
   if (!server.error().empty()) return Fail(state, server.error());
+  ResetPeakRss();
+  const Memory base = ReadMemory();
   RunningController c(server.url(), "watch.db");
   if (!c.error().empty()) return Fail(state, c.error());
   if (!WaitUntil([&] { return c.Synced(); }, std::chrono::seconds(60))) {
     return Fail(state, "no sync within 60 s");
   }
+  const double rss_sync_mb = ReadMemory().peak_mb;
   for (auto _ : state) {
+    ResetPeakRss();
     const ControllerStats before = c.controller().Stats();
     const ServerProcess::Usage server_before = server.GetUsage();
     const double cpu_before = CpuSeconds();
@@ -605,7 +621,10 @@ void BM_WatchThroughput(benchmark::State& state) {
     state.counters["flushes"] = after.flushes - before.flushes;
     state.counters["flush_s"] =
         after.flush_seconds_total - before.flush_seconds_total;
-    state.counters["rss_mb"] = ReadMemory().peak_mb;
+    state.counters["rss_mb"] = ReadMemory().peak_mb;  // during the updates
+    state.counters["rss_sync_mb"] = rss_sync_mb;
+    state.counters["rss_base_mb"] = base.rss_mb;
+    state.counters["server_rss_mb"] = server_after.rss_mb;
   }
   state.SetItemsProcessed(kUpdates);
 }
