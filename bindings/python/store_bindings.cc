@@ -173,6 +173,22 @@ void BindPodQueries(py::class_<Store, std::unique_ptr<Store>>& cls) {
           },
           py::arg("uid"))
       .def(
+          "pod_snapshots",
+          [](Store& s, const std::string& uid) {
+            return List(Call<std::vector<PodSnapshotRecord>>(
+                [&] { return s.pods().ListPodSnapshots(uid); }));
+          },
+          py::arg("uid"),
+          "The pod's watched fields (JSON text), one entry per change.")
+      .def(
+          "pod_resources",
+          [](Store& s, const std::string& uid) {
+            return ToDict(Call<PodResourcesRecord>(
+                [&] { return s.pods().GetPodResources(uid); }));
+          },
+          py::arg("uid"),
+          "What the pod requests: GPUs, RDMA, CPU millicores, memory bytes.")
+      .def(
           "workloads",
           [](Store& s, Opt ns, Opt kind, Opt status, Opt parent_uid,
              OptTime since, OptTime until, Opt sort, bool descending,

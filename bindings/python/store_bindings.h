@@ -20,6 +20,8 @@ pybind11::dict ToDict(const RdmaDeviceRecord& d);
 pybind11::dict ToDict(const DeviceChangeRecord& c);
 pybind11::dict ToDict(const PodRecord& p);
 pybind11::dict ToDict(const PodEventRecord& e);
+pybind11::dict ToDict(const PodSnapshotRecord& s);
+pybind11::dict ToDict(const PodResourcesRecord& r);
 pybind11::dict ToDict(const WorkloadRecord& w);
 pybind11::dict ToDict(const ContainerRecord& c);
 pybind11::dict ToDict(const ContainerEventRecord& e);
