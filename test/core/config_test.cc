@@ -377,6 +377,44 @@ TEST(ConfigTest, JobsAndDatabaseSections) {
             "postgresql://user@host:5432/db");
 }
 
+TEST(ConfigTest, ControllerSection) {
+  auto defaults = ParseConfig("", "inline", WithEnv({}));
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->controller.listen_http, "0.0.0.0:8992");
+  EXPECT_TRUE(defaults->controller.leader_election);
+  EXPECT_FALSE(defaults->controller.in_cluster);
+  EXPECT_EQ(defaults->controller.lease_namespace, "lens");
+  EXPECT_EQ(defaults->controller.gpu_resources,
+            "amd.com/gpu,nvidia.com/gpu,nvidia.com/mig-*");
+  auto config = ParseConfig(
+      "controller:\n  kubeconfig: /etc/lens/kubeconfig\n  context: prod\n"
+      "  leaderElection: false\n  gpuResources: amd.com/gpu\n",
+      "inline",
+      WithEnv({{"LENS_CONTROLLER_LEASE_NAMESPACE", "monitoring"},
+               {"LENS_CONTROLLER_IDENTITY", "replica-7"}}));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->controller.kubeconfig, "/etc/lens/kubeconfig");
+  EXPECT_EQ(config->controller.context, "prod");
+  EXPECT_FALSE(config->controller.leader_election);
+  EXPECT_EQ(config->controller.gpu_resources, "amd.com/gpu");
+  EXPECT_EQ(config->controller.lease_namespace, "monitoring");
+  EXPECT_EQ(config->controller.identity, "replica-7");
+  EXPECT_EQ(LoadError("controller:\n  gpuResources: amd.com/gpu,,x\n"),
+            "F:2:17: controller.gpuResources: \"\" is not a resource name "
+            "(domain/name, '*' only at the end)");
+  EXPECT_EQ(LoadError("controller:\n  leaseNamespace: Lens_NS\n"),
+            "F:2:19: controller.leaseNamespace: \"Lens_NS\" is not a "
+            "namespace name");
+  EXPECT_EQ(LoadError("controller:\n  inCluster: yes please\n"),
+            "F:2:14: controller.inCluster: expected a boolean (true/false), "
+            "got \"yes please\"");
+  EXPECT_EQ(
+      LoadError("controller:\n  inCluster: true\n  kubeconfig: /k\n"),
+      "F: controller: kubeconfig: set either kubeconfig or inCluster, not both");
+  EXPECT_EQ(LoadError("controller:\n  listenHttp: nowhere\n"),
+            "F:2:15: controller.listenHttp: \"nowhere\" is not host:port");
+}
+
 // Every key of every section can come from the environment, not a chosen
 // few: a variable for each, checked by the same rules as the file.
 TEST(ConfigTest, EveryKeyHasAnEnvironmentVariable) {
