@@ -195,11 +195,13 @@ Status Controller::Impl::ReconcileGone() {
     if (static_cast<int64_t>(page) * q.page.page_size >= rows.total) break;
   }
   const Timestamp now = Now();
+  uint64_t closed = 0;
   for (const PodRecord& r : gone) {
     {
       std::lock_guard<std::mutex> lock(mu);
       if (pending_pods.count(r.uid)) continue;  // a watch event has it
     }
+    ++closed;
     PodView v;
     v.uid = r.uid;
     v.namespace_name = r.namespace_name;
@@ -218,7 +220,7 @@ Status Controller::Impl::ReconcileGone() {
     Enqueue(std::move(p));
   }
   std::lock_guard<std::mutex> lock(mu);
-  stats.pods_seen_gone += gone.size();
+  stats.pods_seen_gone += closed;
   return OkStatus();
 }
 

@@ -32,9 +32,9 @@ struct ControllerOptions {
   // `batch_size` objects.
   std::chrono::milliseconds flush_interval{250};
   size_t batch_size = 1000;
-  // An owner is fetched again when a pod of it changes and it was fetched
-  // longer ago than this; workloads not ended are refreshed every
-  // `workload_resync`.
+  // An owner is fetched again (after its pods are written, at most 32 per
+  // batch) when a pod of it changes and it was fetched longer ago than
+  // this; workloads not ended are refreshed every `workload_resync`.
   std::chrono::seconds owner_refresh{5};
   std::chrono::seconds workload_resync{30};
   // Informers (KubeInformerOptions).

@@ -72,9 +72,14 @@ struct Controller::Impl {
                    std::set<std::string>* workloads);
   Status WriteWorkloads(const std::set<std::string>& uids);
   Status WriteNodes(std::vector<NodeRecord>& nodes);
+  // Reads again (at most 32 of) these owners fetched longer ago than
+  // owner_refresh.
+  void RefreshOwners(const std::set<std::string>& uids);
   void ResyncWorkloads();
   // The pod's owners, its controller first, the top last.
   std::vector<const CachedOwner*> OwnerChain(const PodView& pod);
+  // The cached owner, read from the API server when not cached (or
+  // `force`); an owner that cannot be read is kept as its reference says.
   const CachedOwner* FetchOwner(const OwnerReference& ref,
                                 const std::string& pod_namespace, bool force);
   StatusOr<KnownEvents*> Known(const std::string& pod_uid);

@@ -74,11 +74,7 @@ const CachedOwner* Controller::Impl::FetchOwner(
     const OwnerReference& ref, const std::string& pod_namespace, bool force) {
   const auto now = SteadyClock::now();
   auto it = owners.find(ref.uid);
-  if (it != owners.end() &&
-      (it->second.gone ||
-       (!force && now - it->second.fetched < options.owner_refresh))) {
-    return &it->second;
-  }
+  if (it != owners.end() && (it->second.gone || !force)) return &it->second;
   CachedOwner fresh;
   if (it != owners.end()) {
     fresh = it->second;
@@ -337,6 +333,24 @@ Status Controller::Impl::WriteNodes(std::vector<NodeRecord>& nodes) {
   return OkStatus();
 }
 
+void Controller::Impl::RefreshOwners(const std::set<std::string>& uids) {
+  constexpr int kMaxFetches = 32;
+  const auto now = SteadyClock::now();
+  std::vector<std::pair<OwnerReference, std::string>> stale;
+  for (const std::string& uid : uids) {
+    auto it = owners.find(uid);
+    if (it == owners.end() || it->second.gone ||
+        now - it->second.fetched < options.owner_refresh) {
+      continue;
+    }
+    const OwnerView& v = it->second.view;
+    stale.push_back({{v.api_version, v.kind, v.name, uid, true},
+                     v.namespace_name});
+    if (static_cast<int>(stale.size()) == kMaxFetches) break;
+  }
+  for (const auto& [ref, ns] : stale) FetchOwner(ref, ns, true);
+}
+
 void Controller::Impl::ResyncWorkloads() {
   std::set<std::string> uids;
   std::vector<std::pair<OwnerReference, std::string>> refresh;
@@ -366,11 +380,16 @@ void Controller::Impl::Flush() {
     pending_nodes.clear();
   }
   if (pods.empty() && nodes.empty()) return;
-  // Nodes first: a pod's GPU model comes from its node.
+  // Nodes first: a pod's GPU model comes from its node. Owners are read
+  // again only after the pods are written, a bounded number per batch, so
+  // a slow API server delays workload status, never pod rows.
   std::set<std::string> workloads;
   Status st = WriteNodes(nodes);
   if (st.ok()) st = WritePods(pods, &workloads);
-  if (st.ok()) st = WriteWorkloads(workloads);
+  if (st.ok()) {
+    RefreshOwners(workloads);
+    st = WriteWorkloads(workloads);
+  }
   if (st.ok()) {
     write_backoff = std::chrono::milliseconds(0);
     return;

@@ -137,9 +137,14 @@ struct KubeInformer::Impl {
 
   // Cache the object (json only where wanted) and tell the handler.
   void Upsert(KubeObject object) {
-    KubeObject cached = object;
-    if (options.keep_json && !options.keep_json(object.json)) {
-      cached.json.clear();
+    KubeObject cached;
+    cached.uid = object.uid;
+    cached.namespace_name = object.namespace_name;
+    cached.name = object.name;
+    cached.resource_version = object.resource_version;
+    // An object kept without its JSON costs its metadata only.
+    if (!options.keep_json || options.keep_json(object.json)) {
+      cached.json = object.json;
     }
     const std::string key = KeyOf(object);
     std::optional<KubeObject> old;
@@ -182,11 +187,14 @@ struct KubeInformer::Impl {
     handler->OnDelete(last, seen_gone);
   }
 
-  // Every page of one list; on 410 for a continue token (the snapshot was
-  // compacted), the list starts again from the first page.
-  Status ListAll(std::vector<KubeObject>* items, std::string* rv) {
+  // One full list, page by page: each page's objects go to the cache and the
+  // handler as they arrive (so a list of any size holds one page of JSON at
+  // a time), then what the cache holds and the list did not is reported as
+  // deleted while unobserved. A continue token that expired (410: the
+  // snapshot was compacted) starts the list again from the first page.
+  Status List(std::string* rv) {
     for (int attempt = 0; attempt < 3; ++attempt) {
-      items->clear();
+      std::unordered_set<std::string> present;
       std::string token;
       bool expired = false;
       do {
@@ -204,47 +212,41 @@ struct KubeInformer::Impl {
         }
         LENS_ASSIGN_OR_RETURN(KubeListPage page,
                               ParseKubeList(r.body, "list " + path));
+        std::string().swap(r.body);
         if (token.empty()) *rv = page.resource_version;
-        for (KubeObject& o : page.items) items->push_back(std::move(o));
+        for (KubeObject& o : page.items) {
+          present.insert(KeyOf(o));
+          bool unchanged = false;
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            auto it = objects.find(KeyOf(o));
+            unchanged = it != objects.end() &&
+                        it->second.resource_version == o.resource_version;
+          }
+          if (!unchanged) Upsert(std::move(o));
+        }
         token = page.continue_token;
       } while (!token.empty());
-      if (!expired) return OkStatus();
+      if (expired) continue;
+      std::vector<KubeObject> gone;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        for (const auto& [key, o] : objects) {
+          if (!present.count(key)) gone.push_back(o);
+        }
+      }
+      for (const KubeObject& o : gone) Remove(o, /*seen_gone=*/true);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        ++stats.lists;
+        stats.synced = true;
+        stats.resource_version = *rv;
+      }
+      handler->OnSynced();
+      return OkStatus();
     }
     return UnavailableError("list " + options.resource.Path() +
                             ": the list expired three times while paging");
-  }
-
-  // Makes the cache equal to a fresh list, telling the handler of each
-  // difference; objects missing from it were deleted while unobserved.
-  void Replace(std::vector<KubeObject> items, const std::string& rv) {
-    std::unordered_set<std::string> present;
-    present.reserve(items.size());
-    for (const KubeObject& o : items) present.insert(KeyOf(o));
-    std::vector<KubeObject> gone;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      for (const auto& [key, o] : objects) {
-        if (!present.count(key)) gone.push_back(o);
-      }
-    }
-    for (const KubeObject& o : gone) Remove(o, /*seen_gone=*/true);
-    for (KubeObject& o : items) {
-      bool unchanged = false;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        auto it = objects.find(KeyOf(o));
-        unchanged = it != objects.end() &&
-                    it->second.resource_version == o.resource_version;
-      }
-      if (!unchanged) Upsert(std::move(o));
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      ++stats.lists;
-      stats.synced = true;
-      stats.resource_version = rv;
-    }
-    handler->OnSynced();
   }
 
   WatchEnd Watch(std::string* rv, Status* error) {
@@ -342,9 +344,8 @@ Status KubeInformer::Run() {
   auto backoff = s.options.initial_backoff;
   while (!s.stop) {
     if (need_list) {
-      std::vector<KubeObject> items;
       s.last_retry_after = 0;
-      Status st = s.ListAll(&items, &rv);
+      Status st = s.List(&rv);
       if (s.stop) break;
       if (!st.ok()) {
         s.RecordError(st);
@@ -355,7 +356,6 @@ Status KubeInformer::Run() {
         if (!s.Sleep(s.Backoff(&backoff, s.last_retry_after))) break;
         continue;
       }
-      s.Replace(std::move(items), rv);
       need_list = false;
       backoff = s.options.initial_backoff;
     }

@@ -444,6 +444,8 @@ bool KubeApiServer::Impl::StartServing() {
   } else {
     server = std::make_unique<httplib::Server>();
   }
+  // As Go's net/http: no Nagle delay on small responses.
+  server->set_tcp_nodelay(true);
   // Every open watch holds a worker for its whole life.
   server->new_task_queue = [] {
     return new httplib::ThreadPool(kube::kWorkerThreads);
