@@ -90,13 +90,12 @@ py::dict ToDict(const PodSnapshotRecord& s) {
                   "snapshot"_a = s.snapshot_json, "at"_a = Seconds(s.at));
 }
 py::dict ToDict(const PodResourcesRecord& r) {
-  return py::dict("pod_uid"_a = r.pod_uid, "gpu_vendor"_a = r.gpu_vendor,
-                  "gpu_model"_a = r.gpu_model,
-                  "gpu_allocated"_a = r.gpu_allocated,
-                  "rdma_allocated"_a = r.rdma_allocated,
-                  "cpu_millis"_a = r.cpu_millis,
-                  "memory_bytes"_a = r.memory_bytes,
-                  "updated_at"_a = Seconds(r.updated_at));
+  return py::dict(
+      "pod_uid"_a = r.pod_uid, "gpu_vendor"_a = r.gpu_vendor,
+      "gpu_model"_a = r.gpu_model, "gpu_allocated"_a = r.gpu_allocated,
+      "rdma_allocated"_a = r.rdma_allocated, "cpu_millis"_a = r.cpu_millis,
+      "memory_bytes"_a = r.memory_bytes,
+      "updated_at"_a = Seconds(r.updated_at));
 }
 py::dict ToDict(const WorkloadRecord& w) {
   return py::dict("uid"_a = w.uid, "api_version"_a = w.api_version,

@@ -17,8 +17,9 @@ int main(int argc, char** argv) {
       "API server into the store"};
   app.set_version_flag("--version", std::string(lens::Version()));
   lens::cli::ConfigFlags flags;
-  flags.AddFile(app, "YAML config file (controller and database sections, "
-                     "logging)");
+  flags.AddFile(app,
+                "YAML config file (controller and database sections, "
+                "logging)");
   flags.Add(app, lens::cli::kControllerFlags);
   flags.Add(app, lens::cli::kLoggingFlags);
   try {

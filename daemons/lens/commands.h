@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "lens/status.h"
@@ -19,6 +20,9 @@ namespace lens::cli {
 
 // Returns the exit code of the command.
 using Command = std::function<int()>;
+
+// "2026-11-20T06:02:11Z", or "-" for no time (or a zero one).
+std::string FormatTime(const std::optional<Timestamp>& t);
 
 // Where `lens parse-log --store URL` writes: one writer per input.
 class ParseLogSink {

@@ -16,18 +16,6 @@ struct DbOptions {
   bool json = false;
 };
 
-std::string FormatTime(const std::optional<Timestamp>& t) {
-  if (!t) return "-";
-  const std::time_t secs =
-      std::chrono::duration_cast<std::chrono::seconds>(t->time_since_epoch())
-          .count();
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 void Print(const SchemaStatus& s, bool json) {
   if (json) {
     std::string out = "{\"backend\":";
@@ -85,6 +73,18 @@ int Run(const DbOptions& opt, bool migrate) {
 }
 
 }  // namespace
+
+std::string FormatTime(const std::optional<Timestamp>& t) {
+  if (!t || t->time_since_epoch().count() <= 0) return "-";
+  const std::time_t secs =
+      std::chrono::duration_cast<std::chrono::seconds>(t->time_since_epoch())
+          .count();
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 Command AddDb(CLI::App& app) {
   auto opt = std::make_shared<DbOptions>();

@@ -23,18 +23,6 @@ struct WorkloadsOptions {
   int limit = 100;
 };
 
-std::string Time(const std::optional<Timestamp>& t) {
-  if (!t || t->time_since_epoch().count() <= 0) return "-";
-  const std::time_t secs =
-      std::chrono::duration_cast<std::chrono::seconds>(t->time_since_epoch())
-          .count();
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 int64_t Seconds(const Timestamp& t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch())
       .count();
@@ -115,9 +103,10 @@ int Run(const WorkloadsOptions& opt) {
   std::string out = opt.json ? "[" : "";
   if (!opt.json) {
     char line[256];
-    std::snprintf(line, sizeof line, "%-40s %-12s %-10s %5s %5s  %-20s  %-20s  %s\n",
-                  "WORKLOAD", "KIND", "STATUS", "GPUS", "PODS", "CREATED",
-                  "ENDED", "NODES");
+    std::snprintf(line, sizeof line,
+                  "%-40s %-12s %-10s %5s %5s  %-20s  %-20s  %s\n", "WORKLOAD",
+                  "KIND", "STATUS", "GPUS", "PODS", "CREATED", "ENDED",
+                  "NODES");
     out += line;
   }
   for (size_t i = 0; i < page->items.size(); ++i) {
@@ -137,24 +126,25 @@ int Run(const WorkloadsOptions& opt) {
     for (const PodRecord& p : *pods) {
       if (!p.node.empty()) nodes.insert(p.node);
     }
-    const std::string name = w.namespace_name.empty()
-                                 ? w.name
-                                 : w.namespace_name + "/" + w.name;
+    const std::string name =
+        w.namespace_name.empty() ? w.name : w.namespace_name + "/" + w.name;
     char line[512];
-    std::snprintf(line, sizeof line, "%-40s %-12s %-10s %5d %5zu  %-20s  %-20s  %s\n",
-                  name.c_str(), w.kind.c_str(), w.status.c_str(),
-                  w.gpu_request, pods->size(), Time(w.created_at).c_str(),
-                  Time(w.ended_at).c_str(), Join(nodes, 4).c_str());
+    std::snprintf(line, sizeof line,
+                  "%-40s %-12s %-10s %5d %5zu  %-20s  %-20s  %s\n",
+                  name.c_str(), w.kind.c_str(), w.status.c_str(), w.gpu_request,
+                  pods->size(), FormatTime(w.created_at).c_str(),
+                  FormatTime(w.ended_at).c_str(), Join(nodes, 4).c_str());
     out += line;
     if (!opt.pods) continue;
     for (const PodRecord& p : *pods) {
       // Pod rows under it: the same columns, the pod's start and end, and
       // its restarts after the node.
       std::snprintf(
-          line, sizeof line, "  %-38s %-12s %-10s %5d %5s  %-20s  %-20s  %s%s%s\n",
-          p.name.c_str(), "Pod", p.deleted ? "Deleted" : p.phase.c_str(),
-          p.gpu_allocated, "-", Time(p.started_at).c_str(),
-          Time(p.ended_at).c_str(), p.node.empty() ? "-" : p.node.c_str(),
+          line, sizeof line,
+          "  %-38s %-12s %-10s %5d %5s  %-20s  %-20s  %s%s%s\n", p.name.c_str(),
+          "Pod", p.deleted ? "Deleted" : p.phase.c_str(), p.gpu_allocated, "-",
+          FormatTime(p.started_at).c_str(), FormatTime(p.ended_at).c_str(),
+          p.node.empty() ? "-" : p.node.c_str(),
           p.restarts ? (" restarts=" + std::to_string(p.restarts)).c_str() : "",
           p.deleted ? (" (was " + p.phase + ")").c_str() : "");
       out += line;

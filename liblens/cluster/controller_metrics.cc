@@ -29,14 +29,16 @@ std::string RenderControllerMetrics(const ControllerStats& s,
     uint64_t KubeInformerStats::*field;
   };
   static constexpr PerResource kPerResource[] = {
-      {"lens_controller_lists_total", "Full lists of a resource", &KubeInformerStats::lists},
+      {"lens_controller_lists_total", "Full lists of a resource",
+       &KubeInformerStats::lists},
       {"lens_controller_relists_total",
        "Lists after a watch expired (410 Gone)", &KubeInformerStats::relists},
       {"lens_controller_watch_restarts_total",
        "Watches resumed after the API server ended them",
        &KubeInformerStats::watch_restarts},
       {"lens_controller_watch_events_total",
-       "Watch events processed (bookmarks excluded)", &KubeInformerStats::events},
+       "Watch events processed (bookmarks excluded)",
+       &KubeInformerStats::events},
       {"lens_controller_api_errors_total",
        "Failed list or watch requests (each followed by a backoff)",
        &KubeInformerStats::errors},
@@ -74,8 +76,8 @@ std::string RenderControllerMetrics(const ControllerStats& s,
           "Time spent writing batches to the store", s.flush_seconds_total);
   counter("lens_controller_reconciles_total", "Batches written",
           static_cast<double>(s.flushes));
-  gauge("lens_controller_last_reconcile_seconds",
-        "Duration of the last batch", s.last_flush_seconds);
+  gauge("lens_controller_last_reconcile_seconds", "Duration of the last batch",
+        s.last_flush_seconds);
   return out;
 }
 

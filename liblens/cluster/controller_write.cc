@@ -344,8 +344,8 @@ void Controller::Impl::RefreshOwners(const std::set<std::string>& uids) {
       continue;
     }
     const OwnerView& v = it->second.view;
-    stale.push_back({{v.api_version, v.kind, v.name, uid, true},
-                     v.namespace_name});
+    stale.push_back(
+        {{v.api_version, v.kind, v.name, uid, true}, v.namespace_name});
     if (static_cast<int>(stale.size()) == kMaxFetches) break;
   }
   for (const auto& [ref, ns] : stale) FetchOwner(ref, ns, true);

@@ -12,12 +12,6 @@
 namespace lens::cluster {
 namespace {
 
-std::string Text(const rapidjson::Value& object, const char* key) {
-  const rapidjson::Value* v = JsonMember(object, key);
-  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength())
-                            : std::string();
-}
-
 // The GPUs of a capacity or allocatable map: their sum, and the largest
 // resource's name.
 Status SumGpus(const rapidjson::Value* amounts, const GpuResourceMatcher& gpus,
@@ -60,10 +54,10 @@ StatusOr<NodeRecord> DecodeNode(std::string_view json,
   }
   const rapidjson::Value* meta = JsonMember(doc, "metadata");
   NodeRecord out;
-  if (meta && meta->IsObject()) out.name = Text(*meta, "name");
+  if (meta && meta->IsObject()) out.name = JsonString(*meta, "name");
   if (out.name.empty()) return InvalidArgumentError("node: no metadata.name");
   const std::string where = "node " + out.name;
-  if (auto t = ParseKubeTime(Text(*meta, "creationTimestamp")); t.ok()) {
+  if (auto t = ParseKubeTime(JsonString(*meta, "creationTimestamp")); t.ok()) {
     out.created_at = *t;
   }
   if (const rapidjson::Value* labels = JsonMember(*meta, "labels");
@@ -91,8 +85,8 @@ StatusOr<NodeRecord> DecodeNode(std::string_view json,
   if (const rapidjson::Value* conditions = JsonMember(*status, "conditions");
       conditions && conditions->IsArray()) {
     for (const rapidjson::Value& c : conditions->GetArray()) {
-      if (c.IsObject() && Text(c, "type") == "Ready") {
-        out.status = Text(c, "status") == "True" ? "Ready" : "NotReady";
+      if (c.IsObject() && JsonString(c, "type") == "Ready") {
+        out.status = JsonString(c, "status") == "True" ? "Ready" : "NotReady";
       }
     }
   }
@@ -100,9 +94,9 @@ StatusOr<NodeRecord> DecodeNode(std::string_view json,
       addresses && addresses->IsArray()) {
     for (const rapidjson::Value& a : addresses->GetArray()) {
       if (!a.IsObject()) continue;
-      if (out.address.empty()) out.address = Text(a, "address");
-      if (Text(a, "type") == "InternalIP") {
-        out.address = Text(a, "address");
+      if (out.address.empty()) out.address = JsonString(a, "address");
+      if (JsonString(a, "type") == "InternalIP") {
+        out.address = JsonString(a, "address");
         break;
       }
     }
@@ -116,7 +110,7 @@ StatusOr<NodeRecord> DecodeNode(std::string_view json,
                                &out.gpu_allocatable, nullptr));
   if (!resource.empty()) out.gpu_vendor = VendorOf(resource);
   if (capacity && capacity->IsObject()) {
-    if (std::string cpu = Text(*capacity, "cpu"); !cpu.empty()) {
+    if (std::string cpu = JsonString(*capacity, "cpu"); !cpu.empty()) {
       auto n = ParseQuantity(cpu);
       if (!n.ok()) {
         return InvalidArgumentError(
@@ -124,7 +118,7 @@ StatusOr<NodeRecord> DecodeNode(std::string_view json,
       }
       out.cpu_count = static_cast<int32_t>(*n);
     }
-    if (std::string memory = Text(*capacity, "memory"); !memory.empty()) {
+    if (std::string memory = JsonString(*capacity, "memory"); !memory.empty()) {
       auto n = ParseQuantity(memory);
       if (!n.ok()) {
         return InvalidArgumentError(
@@ -135,10 +129,10 @@ StatusOr<NodeRecord> DecodeNode(std::string_view json,
   }
   if (const rapidjson::Value* info = JsonMember(*status, "nodeInfo");
       info && info->IsObject()) {
-    out.kernel_version = Text(*info, "kernelVersion");
-    out.os_image = Text(*info, "osImage");
-    out.kubelet_version = Text(*info, "kubeletVersion");
-    out.container_runtime = Text(*info, "containerRuntimeVersion");
+    out.kernel_version = JsonString(*info, "kernelVersion");
+    out.os_image = JsonString(*info, "osImage");
+    out.kubelet_version = JsonString(*info, "kubeletVersion");
+    out.container_runtime = JsonString(*info, "containerRuntimeVersion");
   }
   return out;
 }

@@ -13,14 +13,8 @@
 namespace lens::cluster {
 namespace {
 
-std::string Text(const rapidjson::Value& object, const char* key) {
-  const rapidjson::Value* v = JsonMember(object, key);
-  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength())
-                            : std::string();
-}
-
 std::optional<Timestamp> Time(const rapidjson::Value& object, const char* key) {
-  const std::string text = Text(object, key);
+  const std::string text = JsonString(object, key);
   if (text.empty()) return std::nullopt;
   auto t = ParseKubeTime(text);
   if (!t.ok()) return std::nullopt;
@@ -35,8 +29,8 @@ void FromConditions(const rapidjson::Value& status, OwnerView* out) {
   int best = 0;  // 1 Pending, 2 Running, 3 Suspended, 4 Succeeded, 5 Failed
   std::optional<Timestamp> at;
   for (const rapidjson::Value& c : conditions->GetArray()) {
-    if (!c.IsObject() || Text(c, "status") != "True") continue;
-    const std::string type = Text(c, "type");
+    if (!c.IsObject() || JsonString(c, "status") != "True") continue;
+    const std::string type = JsonString(c, "type");
     int rank = 0;
     if (type == "Failed") {
       rank = 5;
@@ -66,7 +60,7 @@ void FromConditions(const rapidjson::Value& status, OwnerView* out) {
 
 // KubeRay's RayJob: status.jobStatus and status.endTime.
 void FromRayJob(const rapidjson::Value& status, OwnerView* out) {
-  const std::string job = Text(status, "jobStatus");
+  const std::string job = JsonString(status, "jobStatus");
   if (job == "SUCCEEDED") {
     out->status = "Succeeded";
   } else if (job == "FAILED" || job == "STOPPED") {
@@ -74,7 +68,7 @@ void FromRayJob(const rapidjson::Value& status, OwnerView* out) {
   } else if (job == "RUNNING") {
     out->status = "Running";
   } else if (job == "PENDING" || job.empty()) {
-    const std::string deployment = Text(status, "jobDeploymentStatus");
+    const std::string deployment = JsonString(status, "jobDeploymentStatus");
     out->status = deployment == "Failed" ? "Failed"
                   : deployment.empty()   ? ""
                                          : "Pending";
@@ -97,11 +91,11 @@ StatusOr<OwnerView> DecodeOwner(std::string_view json) {
     return InvalidArgumentError("owner: no metadata");
   }
   OwnerView out;
-  out.api_version = Text(doc, "apiVersion");
-  out.kind = Text(doc, "kind");
-  out.uid = Text(*meta, "uid");
-  out.name = Text(*meta, "name");
-  out.namespace_name = Text(*meta, "namespace");
+  out.api_version = JsonString(doc, "apiVersion");
+  out.kind = JsonString(doc, "kind");
+  out.uid = JsonString(*meta, "uid");
+  out.name = JsonString(*meta, "name");
+  out.namespace_name = JsonString(*meta, "namespace");
   const std::string where =
       "owner " + out.kind + " " +
       (out.namespace_name.empty() ? out.name
@@ -127,8 +121,9 @@ StatusOr<OwnerView> DecodeOwner(std::string_view json) {
           !controller->GetBool()) {
         continue;
       }
-      out.controller = OwnerReference{Text(o, "apiVersion"), Text(o, "kind"),
-                                      Text(o, "name"), Text(o, "uid"), true};
+      out.controller =
+          OwnerReference{JsonString(o, "apiVersion"), JsonString(o, "kind"),
+                         JsonString(o, "name"), JsonString(o, "uid"), true};
       break;
     }
   }

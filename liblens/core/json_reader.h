@@ -22,6 +22,13 @@ inline const rapidjson::Value* JsonMember(const rapidjson::Value& object,
   return &it->value;
 }
 
+// The string member `key` of `object`; "" when absent, null or not a string.
+inline std::string JsonString(const rapidjson::Value& object, const char* key) {
+  const rapidjson::Value* v = JsonMember(object, key);
+  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength())
+                            : std::string();
+}
+
 // InvalidArgument "<what><path>: expected <expected>".
 inline Status JsonTypeError(std::string_view what, const std::string& path,
                             std::string_view expected) {

@@ -10,12 +10,6 @@ namespace {
 
 constexpr size_t kMaxMessageBytes = 512;
 
-std::string StringMember(const rapidjson::Value& object, const char* key) {
-  const rapidjson::Value* v = JsonMember(object, key);
-  if (!v || !v->IsString()) return "";
-  return std::string(v->GetString(), v->GetStringLength());
-}
-
 // Printable ASCII only, bounded: the message goes into errors and logs.
 std::string Printable(std::string text) {
   if (text.size() > kMaxMessageBytes) {
@@ -37,8 +31,8 @@ KubeStatusInfo KubeStatusOf(const rapidjson::Value& status) {
       code && code->IsInt()) {
     info.code = code->GetInt();
   }
-  info.reason = Printable(StringMember(status, "reason"));
-  info.message = Printable(StringMember(status, "message"));
+  info.reason = Printable(JsonString(status, "reason"));
+  info.message = Printable(JsonString(status, "message"));
   return info;
 }
 
@@ -67,10 +61,10 @@ Status DecodeKubeMeta(const rapidjson::Value& object, KubeObject* out) {
   if (!meta || !meta->IsObject()) {
     return InvalidArgumentError("object without metadata");
   }
-  out->uid = StringMember(*meta, "uid");
-  out->namespace_name = StringMember(*meta, "namespace");
-  out->name = StringMember(*meta, "name");
-  out->resource_version = StringMember(*meta, "resourceVersion");
+  out->uid = JsonString(*meta, "uid");
+  out->namespace_name = JsonString(*meta, "namespace");
+  out->name = JsonString(*meta, "name");
+  out->resource_version = JsonString(*meta, "resourceVersion");
   if (out->name.empty()) return InvalidArgumentError("object without a name");
   return OkStatus();
 }
@@ -86,8 +80,8 @@ StatusOr<KubeListPage> ParseKubeList(std::string_view body,
   KubeListPage page;
   if (const rapidjson::Value* meta = JsonMember(doc, "metadata");
       meta && meta->IsObject()) {
-    page.resource_version = StringMember(*meta, "resourceVersion");
-    page.continue_token = StringMember(*meta, "continue");
+    page.resource_version = JsonString(*meta, "resourceVersion");
+    page.continue_token = JsonString(*meta, "continue");
   }
   const rapidjson::Value* items = JsonMember(doc, "items");
   if (items && !items->IsArray()) {
@@ -116,7 +110,7 @@ StatusOr<KubeWatchEvent> ParseKubeWatchEvent(std::string_view line,
   if (doc.HasParseError() || !doc.IsObject()) {
     return InvalidArgumentError(w + ": a watch event that is not JSON");
   }
-  const std::string type = StringMember(doc, "type");
+  const std::string type = JsonString(doc, "type");
   const rapidjson::Value* object = JsonMember(doc, "object");
   if (!object || !object->IsObject()) {
     return InvalidArgumentError(w + ": a watch event without an object");
@@ -132,7 +126,7 @@ StatusOr<KubeWatchEvent> ParseKubeWatchEvent(std::string_view line,
     event.type = KubeWatchType::kBookmark;
     if (const rapidjson::Value* meta = JsonMember(*object, "metadata");
         meta && meta->IsObject()) {
-      event.object.resource_version = StringMember(*meta, "resourceVersion");
+      event.object.resource_version = JsonString(*meta, "resourceVersion");
     }
     return event;
   } else if (type == "ERROR") {

@@ -56,7 +56,8 @@ Status ControllerServiceOptions::Validate() const {
     return InvalidArgumentError("controller: no GPU resources to look for");
   }
   if (leader_election && leader.identity.empty()) {
-    return InvalidArgumentError("controller: leader election needs an identity");
+    return InvalidArgumentError(
+        "controller: leader election needs an identity");
   }
   return OkStatus();
 }
@@ -71,7 +72,8 @@ StatusOr<ControllerServiceOptions> ControllerServiceOptionsFromConfig(
   if (c.in_cluster) {
     LENS_ASSIGN_OR_RETURN(o.connection, InClusterConnection());
   } else if (!c.kubeconfig.empty()) {
-    LENS_ASSIGN_OR_RETURN(o.connection, LoadKubeconfig(c.kubeconfig, c.context));
+    LENS_ASSIGN_OR_RETURN(o.connection,
+                          LoadKubeconfig(c.kubeconfig, c.context));
   } else {
     return InvalidArgumentError(
         "controller: no API server: set controller.kubeconfig (--kubeconfig) "
@@ -79,9 +81,9 @@ StatusOr<ControllerServiceOptions> ControllerServiceOptionsFromConfig(
   }
   std::string token;
   if (!c.bearer_token_file.empty()) {
-    LENS_ASSIGN_OR_RETURN(token, ReadBearerTokenFile(
-                                     c.bearer_token_file,
-                                     "controller.bearerTokenFile"));
+    LENS_ASSIGN_OR_RETURN(
+        token,
+        ReadBearerTokenFile(c.bearer_token_file, "controller.bearerTokenFile"));
   }
   o.http.listen = c.listen_http;
   o.http.bearer_token = token;
@@ -134,10 +136,9 @@ StatusOr<std::unique_ptr<ControllerService>> ControllerService::Start(
   Impl* impl = &s;
   s.controller = std::make_unique<cluster::Controller>(
       s.client.get(), s.store.get(), co,
-      options.leader_election ? std::function<bool()>([impl] {
-        return impl->elector->IsLeader();
-      })
-                              : std::function<bool()>());
+      options.leader_election
+          ? std::function<bool()>([impl] { return impl->elector->IsLeader(); })
+          : std::function<bool()>());
   LENS_ASSIGN_OR_RETURN(s.http, HttpServer::Create(options.http));
   s.http->Handle("GET", "/healthz", [](const HttpRequest&, HttpResponse* r) {
     r->content_type = "text/plain";
@@ -149,12 +150,13 @@ StatusOr<std::unique_ptr<ControllerService>> ControllerService::Start(
     r->status = ready ? 200 : 503;
     r->body = ready ? "ok\n" : "not synced with the API server yet\n";
   });
-  s.http->Handle("GET", "/metrics", [impl](const HttpRequest&, HttpResponse* r) {
-    r->content_type = std::string(kPrometheusTextContentType);
-    r->body = cluster::RenderControllerMetrics(
-        impl->controller->Stats(),
-        impl->elector ? impl->elector->transitions() : 0);
-  });
+  s.http->Handle("GET", "/metrics",
+                 [impl](const HttpRequest&, HttpResponse* r) {
+                   r->content_type = std::string(kPrometheusTextContentType);
+                   r->body = cluster::RenderControllerMetrics(
+                       impl->controller->Stats(),
+                       impl->elector ? impl->elector->transitions() : 0);
+                 });
   LENS_RETURN_IF_ERROR(s.http->Start());
   if (s.elector) {
     s.elector_thread = std::thread([impl] {

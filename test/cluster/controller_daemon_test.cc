@@ -63,21 +63,27 @@ class ControllerDaemonTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(server_.ok()) << server_.error();
-    dir_ = ::testing::TempDir() + "lens-controller-" + std::to_string(::getpid());
+    dir_ =
+        ::testing::TempDir() + "lens-controller-" + std::to_string(::getpid());
     std::filesystem::create_directories(dir_);
     kubeconfig_ = dir_ + "/kubeconfig";
-    ASSERT_TRUE(test::WriteFile(kubeconfig_,
-                                "apiVersion: v1\nkind: Config\n"
-                                "clusters:\n- name: test\n  cluster:\n"
-                                "    server: " + server_.url() + "\n"
-                                "    certificate-authority: " +
-                                    KubeApiServer::CaFile() + "\n"
-                                "users:\n- name: lens\n  user:\n    token: " +
-                                    kApiToken + "\n"
-                                "contexts:\n- name: test\n  context:\n"
-                                "    cluster: test\n    user: lens\n"
-                                "current-context: test\n")
-                    .ok());
+    ASSERT_TRUE(
+        test::WriteFile(kubeconfig_,
+                        "apiVersion: v1\nkind: Config\n"
+                        "clusters:\n- name: test\n  cluster:\n"
+                        "    server: " +
+                            server_.url() +
+                            "\n"
+                            "    certificate-authority: " +
+                            KubeApiServer::CaFile() +
+                            "\n"
+                            "users:\n- name: lens\n  user:\n    token: " +
+                            kApiToken +
+                            "\n"
+                            "contexts:\n- name: test\n  context:\n"
+                            "    cluster: test\n    user: lens\n"
+                            "current-context: test\n")
+            .ok());
     ASSERT_TRUE(test::WriteFile(dir_ + "/metrics-token",
                                 std::string(kMetricsToken) + "\n")
                     .ok());
@@ -122,7 +128,8 @@ class ControllerDaemonTest : public ::testing::Test {
       ADD_FAILURE() << "lens-controller ignored signal " << sig;
     } else if (sig == SIGTERM) {
       EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
-          << test::Describe(*status) << "\n" << test::ReadFile(log_);
+          << test::Describe(*status) << "\n"
+          << test::ReadFile(log_);
     }
     pid_ = -1;
   }
@@ -133,8 +140,9 @@ class ControllerDaemonTest : public ::testing::Test {
   }
 
   std::string Metrics() {
-    auto r = http_->Get("/metrics",
-                        {{"Authorization", std::string("Bearer ") + kMetricsToken}});
+    auto r =
+        http_->Get("/metrics",
+                   {{"Authorization", std::string("Bearer ") + kMetricsToken}});
     return r && r->status == 200 ? r->body : "";
   }
 
@@ -162,7 +170,8 @@ TEST_F(ControllerDaemonTest, ServesItsStateAndSurvivesSigkill) {
   std::string metrics;
   ASSERT_TRUE(WaitUntil([&] {
     metrics = Metrics();
-    return metrics.find("lens_controller_rows_written_total{table=\"gpu_pods\"} 4") !=
+    return metrics.find(
+               "lens_controller_rows_written_total{table=\"gpu_pods\"} 4") !=
            std::string::npos;
   })) << metrics;
   EXPECT_NE(metrics.find("lens_controller_leader 1"), std::string::npos);
@@ -170,10 +179,10 @@ TEST_F(ControllerDaemonTest, ServesItsStateAndSurvivesSigkill) {
             std::string::npos);
   EXPECT_NE(metrics.find("lens_controller_ready 1"), std::string::npos);
   // The Lease is the controller's, the only object it writes.
-  EXPECT_NE(server_.Get("coordination.k8s.io/v1", "Lease", "lens",
-                        "lens-controller")
-                .find("replica-0"),
-            std::string::npos);
+  EXPECT_NE(
+      server_.Get("coordination.k8s.io/v1", "Lease", "lens", "lens-controller")
+          .find("replica-0"),
+      std::string::npos);
 
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
@@ -204,8 +213,8 @@ TEST_F(ControllerDaemonTest, ServesItsStateAndSurvivesSigkill) {
   EXPECT_EQ(store->pods().ListPodSnapshots(master_uid)->size(), 1u);
 
   // `lens workloads` reads what the controller wrote.
-  auto table = test::RunCommand({LENS_CLI_BIN, "workloads", "--database",
-                                 database_, "--pods"});
+  auto table = test::RunCommand(
+      {LENS_CLI_BIN, "workloads", "--database", database_, "--pods"});
   ASSERT_TRUE(table.ok()) << table.status();
   EXPECT_EQ(WEXITSTATUS(table->wait_status), 0) << table->err;
   EXPECT_NE(table->out.find("ml/llama-pretrain"), std::string::npos)
@@ -213,8 +222,8 @@ TEST_F(ControllerDaemonTest, ServesItsStateAndSurvivesSigkill) {
   EXPECT_NE(table->out.find("PyTorchJob"), std::string::npos);
   EXPECT_NE(table->out.find("mi300x-node-01"), std::string::npos);
   EXPECT_NE(table->out.find("Deleted"), std::string::npos);
-  auto json = test::RunCommand({LENS_CLI_BIN, "workloads", "--database",
-                                database_, "--json"});
+  auto json = test::RunCommand(
+      {LENS_CLI_BIN, "workloads", "--database", database_, "--json"});
   ASSERT_TRUE(json.ok());
   rapidjson::Document doc;
   doc.Parse(json->out.c_str());
@@ -226,10 +235,12 @@ TEST_F(ControllerDaemonTest, ServesItsStateAndSurvivesSigkill) {
 }
 
 TEST_F(ControllerDaemonTest, BadConfigurationExitsWithTwoAndSaysWhy) {
-  auto missing = test::RunCommand({LENS_CONTROLLER_BIN, "--database", database_});
+  auto missing =
+      test::RunCommand({LENS_CONTROLLER_BIN, "--database", database_});
   ASSERT_TRUE(missing.ok());
   EXPECT_EQ(WEXITSTATUS(missing->wait_status), 2);
-  EXPECT_NE(missing->err.find("--kubeconfig"), std::string::npos) << missing->err;
+  EXPECT_NE(missing->err.find("--kubeconfig"), std::string::npos)
+      << missing->err;
 
   auto absent = test::RunCommand({LENS_CONTROLLER_BIN, "--kubeconfig",
                                   dir_ + "/nope", "--database", database_});
@@ -237,9 +248,9 @@ TEST_F(ControllerDaemonTest, BadConfigurationExitsWithTwoAndSaysWhy) {
   EXPECT_EQ(WEXITSTATUS(absent->wait_status), 2);
   EXPECT_NE(absent->err.find(dir_ + "/nope"), std::string::npos) << absent->err;
 
-  auto resources = test::RunCommand(
-      {LENS_CONTROLLER_BIN, "--kubeconfig", kubeconfig_, "--database",
-       database_, "--gpu-resources", "amd.com/gpu,,x"});
+  auto resources = test::RunCommand({LENS_CONTROLLER_BIN, "--kubeconfig",
+                                     kubeconfig_, "--database", database_,
+                                     "--gpu-resources", "amd.com/gpu,,x"});
   ASSERT_TRUE(resources.ok());
   EXPECT_EQ(WEXITSTATUS(resources->wait_status), 2);
   EXPECT_NE(resources->err.find("gpuResources"), std::string::npos)

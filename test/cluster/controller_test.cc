@@ -453,7 +453,8 @@ TEST_P(ControllerTest, AnEndedWatchAndAnApiServerRestartLoseNothing) {
   EXPECT_EQ(stats.pods.relists, 0u);
   EXPECT_GE(stats.pods.watch_restarts + stats.pods.errors, 2u);
   EXPECT_EQ(stats.pods_seen_gone, 0u) << "both deletions were watched";
-  for (const char* name : {"llama-pretrain-worker-0", "llama-pretrain-worker-1"}) {
+  for (const char* name :
+       {"llama-pretrain-worker-0", "llama-pretrain-worker-1"}) {
     const auto types = EventTypes(Pod("ml", name)->uid);
     EXPECT_EQ(std::count(types.begin(), types.end(), "Deleted"), 1) << name;
   }
@@ -463,7 +464,8 @@ TEST_P(ControllerTest, AnEndedWatchAndAnApiServerRestartLoseNothing) {
 // wait and are retried, and nothing is lost.
 TEST_P(ControllerTest, AStoreRestartLosesNothing) {
   if (GetParam() != "postgres") {
-    GTEST_SKIP() << "a store server to restart: PostgreSQL only (SQLite is a file)";
+    GTEST_SKIP()
+        << "a store server to restart: PostgreSQL only (SQLite is a file)";
   }
   CreateAll(server_, "nodes.json");
   CreateAll(server_, "pytorchjob.json");
@@ -472,7 +474,8 @@ TEST_P(ControllerTest, AStoreRestartLosesNothing) {
     auto w = store_->pods().ListWorkloadPods(kPyTorchJobUid);
     return w.ok() && w->size() == 4;
   }));
-  ASSERT_TRUE(PostgresServer::Shared().Stop(PostgresServer::StopMode::kImmediate).ok());
+  ASSERT_TRUE(
+      PostgresServer::Shared().Stop(PostgresServer::StopMode::kImmediate).ok());
   UpdateAll(server_, "pytorchjob-succeeded.json");
   // The writer is now retrying against the stopped server (the store's
   // own retries, then the controller's).
@@ -482,8 +485,9 @@ TEST_P(ControllerTest, AStoreRestartLosesNothing) {
     auto w = store_->pods().GetWorkload(kPyTorchJobUid);
     return w.ok() && w->status == "Succeeded";
   }));
-  for (const char* name : {"llama-pretrain-master-0", "llama-pretrain-worker-0",
-                           "llama-pretrain-worker-1", "llama-pretrain-worker-2"}) {
+  for (const char* name :
+       {"llama-pretrain-master-0", "llama-pretrain-worker-0",
+        "llama-pretrain-worker-1", "llama-pretrain-worker-2"}) {
     ASSERT_TRUE(WaitUntil([&] {
       return PodHas("ml", name,
                     [](const PodRecord& p) { return p.phase == "Succeeded"; });

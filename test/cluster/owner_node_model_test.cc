@@ -39,7 +39,8 @@ std::map<std::string, std::string> Objects(const std::string& file) {
 Timestamp At(const char* text) { return *ParseKubeTime(text); }
 
 TEST(DecodeOwnerTest, KubeflowConditionsGiveStatusAndEnd) {
-  auto running = DecodeOwner(Objects("pytorchjob.json")["PyTorchJob/llama-pretrain"]);
+  auto running =
+      DecodeOwner(Objects("pytorchjob.json")["PyTorchJob/llama-pretrain"]);
   ASSERT_TRUE(running.ok()) << running.status();
   EXPECT_EQ(running->uid, "c9452740-8789-4bfa-9c31-65306786085f");
   EXPECT_EQ(running->kind, "PyTorchJob");
@@ -73,13 +74,15 @@ TEST(DecodeOwnerTest, AFailedJobEndsWhenItsConditionSays) {
 TEST(DecodeOwnerTest, RayJobsUseJobStatusAndUnknownStatusesAreEmpty) {
   auto objects = Objects("rayjob.json");
   EXPECT_EQ(DecodeOwner(objects["RayJob/rl-finetune"])->status, "Running");
-  auto cluster = DecodeOwner(objects["RayCluster/rl-finetune-raycluster-76b5w"]);
+  auto cluster =
+      DecodeOwner(objects["RayCluster/rl-finetune-raycluster-76b5w"]);
   ASSERT_TRUE(cluster.ok());
   EXPECT_EQ(cluster->status, "");
   EXPECT_EQ(cluster->controller->kind, "RayJob");
   // A JobSet whose only condition is Suspended=False says nothing.
-  EXPECT_EQ(DecodeOwner(Objects("jobset.json")["JobSet/tpu-style-train"])->status,
-            "");
+  EXPECT_EQ(
+      DecodeOwner(Objects("jobset.json")["JobSet/tpu-style-train"])->status,
+      "");
   std::string ray = objects["RayJob/rl-finetune"];
   ray.replace(ray.find("\"RUNNING\""), 9, "\"SUCCEEDED\"");
   ray.replace(ray.find("\"startTime\""), 11, "\"endTime\"");
@@ -90,8 +93,8 @@ TEST(DecodeOwnerTest, RayJobsUseJobStatusAndUnknownStatusesAreEmpty) {
 
 TEST(DecodeOwnerTest, RefusesWhatIsNotAnObjectWithIdentity) {
   EXPECT_EQ(DecodeOwner("[]").status().code(), StatusCode::kInvalidArgument);
-  auto no_uid = DecodeOwner(
-      R"({"kind":"Job","metadata":{"name":"j","namespace":"ml"}})");
+  auto no_uid =
+      DecodeOwner(R"({"kind":"Job","metadata":{"name":"j","namespace":"ml"}})");
   EXPECT_EQ(no_uid.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(no_uid.status().message().find("Job ml/j"), std::string::npos)
       << no_uid.status();

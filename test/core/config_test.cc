@@ -408,9 +408,9 @@ TEST(ConfigTest, ControllerSection) {
   EXPECT_EQ(LoadError("controller:\n  inCluster: yes please\n"),
             "F:2:14: controller.inCluster: expected a boolean (true/false), "
             "got \"yes please\"");
-  EXPECT_EQ(
-      LoadError("controller:\n  inCluster: true\n  kubeconfig: /k\n"),
-      "F: controller: kubeconfig: set either kubeconfig or inCluster, not both");
+  EXPECT_EQ(LoadError("controller:\n  inCluster: true\n  kubeconfig: /k\n"),
+            "F: controller: kubeconfig: set either kubeconfig or inCluster, "
+            "not both");
   EXPECT_EQ(LoadError("controller:\n  listenHttp: nowhere\n"),
             "F:2:15: controller.listenHttp: \"nowhere\" is not host:port");
 }
