@@ -26,6 +26,9 @@ constexpr ConfigFlag kUpFlags[] = {
      "nodes into --database; /metrics on 127.0.0.1:8992)"},
     {"--context", "controller.context", ConfigFlag::kText,
      "the kubeconfig's context (default: its current-context)"},
+    {"--controller-listen", "controller.listenHttp", ConfigFlag::kText,
+     "host:port of the controller's /readyz and /metrics (default "
+     "127.0.0.1:8992)"},
     {"--database", "database.url", ConfigFlag::kText,
      "the controller's store (default sqlite:///var/lib/lens/lens.db; also "
      "LENS_STORE_URL)"},

@@ -173,9 +173,12 @@ void Controller::Impl::QueueEverything() {
     auto node = DecodeNode(o.json, matcher);
     if (node.ok()) EnqueueNode(std::move(*node));
   }
-  std::lock_guard<std::mutex> lock(mu);
+  // What this replica wrote or read before is stale: another leader may
+  // have written since (the writer thread owns these maps).
   written_nodes.clear();
   written_pods.clear();
+  known.clear();
+  std::lock_guard<std::mutex> lock(mu);
   if (pods_synced) reconcile_needed = true;
 }
 

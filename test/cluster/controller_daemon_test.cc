@@ -234,6 +234,49 @@ TEST_F(ControllerDaemonTest, ServesItsStateAndSurvivesSigkill) {
   EXPECT_EQ(doc[0]["pods"].Size(), 4u);
 }
 
+// `lens up --kubeconfig` runs the controller in the same process as the
+// node side, without a Lease.
+TEST_F(ControllerDaemonTest, LensUpRunsTheControllerInProcess) {
+  CreateFixture(server_, "nodes.json");
+  CreateFixture(server_, "pytorchjob.json");
+  const int controller_port = test::FreeLoopbackPort();
+  log_ = dir_ + "/up.log";
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    std::freopen(log_.c_str(), "w", stdout);
+    std::freopen((dir_ + "/up.err").c_str(), "w", stderr);
+    const std::string listen = "127.0.0.1:" + std::to_string(controller_port);
+    ::execl(LENS_CLI_BIN, "lens", "up", "--kubeconfig", kubeconfig_.c_str(),
+            "--database", database_.c_str(), "--listen", "127.0.0.1:0",
+            "--flows-listen", "127.0.0.1:0", "--controller-listen",
+            listen.c_str(), (char*)nullptr);
+    ::_exit(127);
+  }
+  http_ = std::make_unique<httplib::Client>("127.0.0.1", controller_port);
+  ASSERT_TRUE(WaitUntil([&] { return Ready(); }))
+      << test::ReadFile(log_) << test::ReadFile(dir_ + "/up.err");
+  EXPECT_NE(test::ReadFile(log_).find("controller: " + server_.url()),
+            std::string::npos)
+      << test::ReadFile(log_);
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(WaitUntil([&] {
+    auto pods = store->pods().ListWorkloadPods(kPyTorchJobUid);
+    return pods.ok() && pods->size() == 4;
+  }));
+  EXPECT_EQ(store->pods().GetWorkload(kPyTorchJobUid)->status, "Running");
+  EXPECT_EQ(
+      server_.Get("coordination.k8s.io/v1", "Lease", "lens", "lens-controller"),
+      "")
+      << "one process, no election";
+  ::kill(pid_, SIGINT);
+  auto status = test::WaitExit(pid_, std::chrono::seconds(20));
+  pid_ = -1;
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+      << test::Describe(*status) << test::ReadFile(dir_ + "/up.err");
+}
+
 TEST_F(ControllerDaemonTest, BadConfigurationExitsWithTwoAndSaysWhy) {
   auto missing =
       test::RunCommand({LENS_CONTROLLER_BIN, "--database", database_});

@@ -39,6 +39,9 @@ const std::string kFixtures = std::string(LENS_FIXTURES_DIR) + "/kube/";
 constexpr char kPyTorchJobUid[] = "c9452740-8789-4bfa-9c31-65306786085f";
 constexpr char kDeploymentUid[] = "6a231963-ac61-44f5-a2a5-f3060a0ed491";
 constexpr char kTrainJobUid[] = "7b3f46b7-1048-4bd7-a990-338bc5d3fc1d";
+constexpr char kRayJobUid[] = "dac5491a-7844-4a32-9f13-3f0230ea2ebf";
+constexpr char kMpiJobUid[] = "63a71e29-2d3c-4b68-8e33-f7aa5e4cd8c9";
+constexpr char kCronJobUid[] = "14ca179c-bf41-40b3-946e-6db3269f00cb";
 
 // The objects of a fixture file (a JSON array), each as JSON text.
 std::vector<std::string> Objects(const std::string& file) {
@@ -330,11 +333,19 @@ TEST_P(ControllerTest, OwnerChainsUpToTheTopWithParents) {
   CreateAll(server_, "nodes.json");
   CreateAll(server_, "deployment.json");
   CreateAll(server_, "trainjob.json");
+  CreateAll(server_, "rayjob.json");
+  CreateAll(server_, "mpijob.json");
+  CreateAll(server_, "cronjob.json");
   Running controller(client_.get(), store_.get(), Fast());
   ASSERT_TRUE(WaitUntil([&] {
     auto w = store_->pods().ListWorkloadPods(kTrainJobUid);
     auto d = store_->pods().ListWorkloadPods(kDeploymentUid);
-    return w.ok() && w->size() == 2 && d.ok() && d->size() == 2;
+    auto r = store_->pods().ListWorkloadPods(kRayJobUid);
+    auto m = store_->pods().ListWorkloadPods(kMpiJobUid);
+    auto c = store_->pods().ListWorkloadPods(kCronJobUid);
+    return w.ok() && w->size() == 2 && d.ok() && d->size() == 2 && r.ok() &&
+           r->size() == 2 && m.ok() && m->size() == 2 && c.ok() &&
+           c->size() == 1;
   }));
   // Deployment <- ReplicaSet <- pods.
   auto pod = Pod("serve", "vllm-serve-7d9f8c6b5d-hvhbv");
@@ -346,7 +357,32 @@ TEST_P(ControllerTest, OwnerChainsUpToTheTopWithParents) {
   ASSERT_TRUE(tops.ok());
   std::set<std::string> kinds;
   for (const auto& w : tops->items) kinds.insert(w.kind);
-  EXPECT_EQ(kinds, (std::set<std::string>{"Deployment", "TrainJob"}));
+  EXPECT_EQ(kinds, (std::set<std::string>{"Deployment", "TrainJob", "RayJob",
+                                          "MPIJob", "CronJob"}));
+  // RayCluster under the RayJob; the failed CronJob run ends its Job.
+  WorkloadQuery ray;
+  ray.parent_uid = kRayJobUid;
+  auto raycluster = store_->pods().ListWorkloads(ray);
+  ASSERT_TRUE(raycluster.ok());
+  ASSERT_EQ(raycluster->items.size(), 1u);
+  EXPECT_EQ(raycluster->items[0].kind, "RayCluster");
+  EXPECT_EQ(store_->pods().GetWorkload(kRayJobUid)->status, "Running");
+  WorkloadQuery cron;
+  cron.parent_uid = kCronJobUid;
+  auto runs = store_->pods().ListWorkloads(cron);
+  ASSERT_EQ(runs->items.size(), 1u);
+  EXPECT_EQ(runs->items[0].status, "Failed");
+  EXPECT_TRUE(runs->items[0].ended_at.has_value());
+  auto failed = Pod("eval", "nightly-eval-29123456-chtnc");
+  ASSERT_TRUE(failed.ok()) << failed.status();
+  EXPECT_EQ(failed->phase, "Failed");
+  EXPECT_EQ(failed->owner_uid, kCronJobUid);
+  const auto failed_events = EventTypes(failed->uid);
+  EXPECT_EQ(std::count(failed_events.begin(), failed_events.end(), "Failed"),
+            1);
+  // The MPI launcher asks for no GPU: not stored, its workers are.
+  EXPECT_FALSE(Pod("bench", "nccl-allreduce-launcher-d8ltl").ok());
+  EXPECT_EQ(store_->pods().GetWorkload(kMpiJobUid)->gpu_request, 16);
   WorkloadQuery under;
   under.parent_uid = kDeploymentUid;
   auto rs = store_->pods().ListWorkloads(under);

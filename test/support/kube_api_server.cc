@@ -107,6 +107,7 @@ constexpr DefaultType kDefaultTypes[] = {
     {"coordination.k8s.io", "v1", "leases", "Lease", true},
     {"kubeflow.org", "v1", "pytorchjobs", "PyTorchJob", true},
     {"kubeflow.org", "v1", "mpijobs", "MPIJob", true},
+    {"kubeflow.org", "v2beta1", "mpijobs", "MPIJob", true},  // MPI operator v2
     {"jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", true},
     {"ray.io", "v1", "rayjobs", "RayJob", true},
     {"ray.io", "v1", "rayclusters", "RayCluster", true},

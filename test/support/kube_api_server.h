@@ -89,7 +89,8 @@ class KubeApiServer {
   // Serves these in addition to the defaults: core v1 pods, nodes,
   // namespaces; apps/v1 deployments, replicasets, statefulsets; batch/v1
   // jobs, cronjobs; coordination.k8s.io/v1 leases; kubeflow.org/v1
-  // pytorchjobs, mpijobs; jobset.x-k8s.io/v1alpha2 jobsets; ray.io/v1
+  // pytorchjobs, mpijobs, kubeflow.org/v2beta1 mpijobs;
+  // jobset.x-k8s.io/v1alpha2 jobsets; ray.io/v1
   // rayjobs, rayclusters; trainer.kubeflow.org/v1alpha1 trainjobs.
   void AddResource(const KubeResourceType& type);
 
