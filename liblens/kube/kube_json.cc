@@ -83,11 +83,16 @@ StatusOr<KubeListPage> ParseKubeList(std::string_view body,
     page.resource_version = JsonString(*meta, "resourceVersion");
     page.continue_token = JsonString(*meta, "continue");
   }
+  if (page.resource_version.empty()) {
+    // Every list carries the version its watch starts from.
+    return InvalidArgumentError(w +
+                                ": not a list (no metadata.resourceVersion)");
+  }
   const rapidjson::Value* items = JsonMember(doc, "items");
   if (items && !items->IsArray()) {
     return InvalidArgumentError(w + ": items is not an array");
   }
-  if (!items) return page;  // an empty list may omit items
+  if (!items) return page;  // items: null, an empty list
   page.items.reserve(items->Size());
   for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
     KubeObject object;
@@ -139,7 +144,22 @@ StatusOr<KubeWatchEvent> ParseKubeWatchEvent(std::string_view line,
   }
   Status st = DecodeKubeMeta(*object, &event.object);
   if (!st.ok()) return st.WithContext(w + ": " + type);
-  event.object.json = KubeJsonText(*object);
+  // The API server writes {"type":"...","object":{...}}: the object's text
+  // is then a slice of the line, with no second serialisation.
+  const std::string prefix = "{\"type\":\"" + type + "\",\"object\":";
+  std::string_view rest = line;
+  while (!rest.empty() &&
+         (rest.back() == '\n' || rest.back() == '\r' || rest.back() == ' ')) {
+    rest.remove_suffix(1);
+  }
+  if (doc.MemberCount() == 2 && rest.size() > prefix.size() + 1 &&
+      rest.substr(0, prefix.size()) == prefix && rest.back() == '}' &&
+      rest[prefix.size()] == '{' && rest[rest.size() - 2] == '}') {
+    event.object.json = std::string(
+        rest.substr(prefix.size(), rest.size() - prefix.size() - 1));
+  } else {
+    event.object.json = KubeJsonText(*object);
+  }
   return event;
 }
 
