@@ -256,13 +256,16 @@ Status Controller::Run() {
     if (s.stop) break;
     lock.unlock();
     const bool leading = s.Leading();
+    {
+      std::lock_guard<std::mutex> l(s.mu);
+      s.stats.leader = leading;
+    }
     if (leading && !was_leader) s.QueueEverything();
     was_leader = leading;
     if (!leading) {
       lock.lock();
       s.pending_pods.clear();  // the leader writes them
       s.pending_nodes.clear();
-      s.stats.leader = false;
       continue;
     }
     const auto started = std::chrono::steady_clock::now();
@@ -292,7 +295,6 @@ Status Controller::Run() {
                                std::chrono::steady_clock::now() - started)
                                .count();
     lock.lock();
-    s.stats.leader = true;
     ++s.stats.flushes;
     s.stats.flush_seconds_total += seconds;
     s.stats.last_flush_seconds = seconds;

@@ -550,7 +550,8 @@ TEST_P(ControllerTest, OnlyTheLeaderWrites) {
     auto w = store_->pods().ListWorkloadPods(kPyTorchJobUid);
     return w.ok() && w->size() == 4;
   }));
-  EXPECT_GT(a->Stats().pods_written, 0u);
+  // Counted after the batch's last write: wait for it.
+  EXPECT_TRUE(WaitUntil([&] { return a->Stats().pods_written > 0; }));
   EXPECT_EQ(b->Stats().pods_written, 0u);
   EXPECT_EQ(b->Stats().nodes_written, 0u);
   a_leads = false;
@@ -560,8 +561,9 @@ TEST_P(ControllerTest, OnlyTheLeaderWrites) {
     return PodHas("ml", "llama-pretrain-worker-0",
                   [](const PodRecord& p) { return p.deleted; });
   }));
-  EXPECT_GT(b->Stats().pods_written, 0u);
+  EXPECT_TRUE(WaitUntil([&] { return b->Stats().pods_written > 0; }));
   EXPECT_TRUE(b->Stats().leader);
+  EXPECT_TRUE(WaitUntil([&] { return !a->Stats().leader; }));
 }
 
 // The controller reads and never writes: get, list and watch on pods,
