@@ -247,7 +247,6 @@ Status Controller::Run() {
   std::thread pods([&] { (void)s.pod_informer->Run(); });
   std::thread nodes([&] { (void)s.node_informer->Run(); });
   bool was_leader = false;
-  auto last_resync = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(s.mu);
   while (!s.stop) {
     s.wake.wait_for(lock, s.options.flush_interval, [&] {
@@ -287,10 +286,7 @@ Status Controller::Run() {
       }
     }
     s.Flush();
-    if (started - last_resync >= s.options.workload_resync) {
-      last_resync = started;
-      s.ResyncWorkloads();
-    }
+    s.ResyncWorkloads();
     const double seconds = std::chrono::duration<double>(
                                std::chrono::steady_clock::now() - started)
                                .count();

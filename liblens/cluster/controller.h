@@ -34,7 +34,8 @@ struct ControllerOptions {
   size_t batch_size = 1000;
   // An owner is fetched again (after its pods are written, at most 32 per
   // batch) when a pod of it changes and it was fetched longer ago than
-  // this; workloads not ended are refreshed every `workload_resync`.
+  // this; owners not ended are read again once older than
+  // `workload_resync` (at most 16 per batch, the oldest first).
   std::chrono::seconds owner_refresh{5};
   std::chrono::seconds workload_resync{30};
   // Informers (KubeInformerOptions).

@@ -352,16 +352,30 @@ void Controller::Impl::RefreshOwners(const std::set<std::string>& uids) {
 }
 
 void Controller::Impl::ResyncWorkloads() {
-  std::set<std::string> uids;
-  std::vector<std::pair<OwnerReference, std::string>> refresh;
+  // Spread over time: each batch reads again at most 16 owners, the ones
+  // read longest ago, of those not ended and older than workload_resync.
+  constexpr size_t kPerBatch = 16;
+  const auto now = SteadyClock::now();
+  std::vector<std::pair<SteadyClock::time_point, std::string>> due;
   for (const auto& [uid, o] : owners) {
-    if (o.gone || Terminal(o.view.status)) continue;
-    refresh.push_back(
-        {{o.view.api_version, o.view.kind, o.view.name, uid, true},
-         o.view.namespace_name});
-    uids.insert(uid);
+    if (o.gone || Terminal(o.view.status) ||
+        now - o.fetched < options.workload_resync) {
+      continue;
+    }
+    due.emplace_back(o.fetched, uid);
   }
-  for (const auto& [ref, ns] : refresh) FetchOwner(ref, ns, true);
+  if (due.empty()) return;
+  const size_t n = std::min(kPerBatch, due.size());
+  std::partial_sort(due.begin(), due.begin() + n, due.end());
+  std::set<std::string> uids;
+  for (size_t i = 0; i < n; ++i) {
+    const OwnerView& v = owners.at(due[i].second).view;
+    const OwnerReference ref{v.api_version, v.kind, v.name, due[i].second,
+                             true};
+    const std::string ns = v.namespace_name;  // `v` is replaced by the fetch
+    FetchOwner(ref, ns, true);
+    uids.insert(due[i].second);
+  }
   Status st = WriteWorkloads(uids);
   if (!st.ok()) RecordWriteError(st);
 }

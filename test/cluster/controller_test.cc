@@ -406,6 +406,34 @@ TEST_P(ControllerTest, OwnerChainsUpToTheTopWithParents) {
   EXPECT_EQ(store_->pods().GetPodResources(mig->uid)->gpu_vendor, "nvidia");
 }
 
+// An owner's status changes with none of its pods changing: the periodic
+// re-read finds it.
+TEST_P(ControllerTest, OwnersAreReadAgainWithoutPodChanges) {
+  CreateAll(server_, "nodes.json");
+  CreateAll(server_, "pytorchjob.json");
+  ControllerOptions o = Fast();
+  o.owner_refresh = std::chrono::seconds(60);
+  o.workload_resync = std::chrono::seconds(1);
+  Running controller(client_.get(), store_.get(), o);
+  ASSERT_TRUE(WaitUntil([&] {
+    auto w = store_->pods().GetWorkload(kPyTorchJobUid);
+    return w.ok() && w->status == "Running";
+  }));
+  for (const std::string& object : Objects("pytorchjob-succeeded.json")) {
+    rapidjson::Document doc;
+    doc.Parse(object.c_str());
+    if (std::string(doc["kind"].GetString()) == "PyTorchJob") {
+      ASSERT_NE(server_.Update(object), "");
+    }
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    auto w = store_->pods().GetWorkload(kPyTorchJobUid);
+    return w.ok() && w->status == "Succeeded" && w->ended_at.has_value();
+  }));
+  EXPECT_EQ(Pod("ml", "llama-pretrain-master-0")->phase, "Running")
+      << "its pods did not change";
+}
+
 // etcd compacted while the controller could not watch, and a pod was
 // deleted meanwhile: the relist closes it as seen gone, once.
 TEST_P(ControllerTest, ACompactionWhilePodsWereDeletedClosesThem) {
