@@ -262,9 +262,10 @@ TEST_F(ControllerDaemonTest, LensUpRunsTheControllerInProcess) {
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(WaitUntil([&] {
     auto pods = store->pods().ListWorkloadPods(kPyTorchJobUid);
-    return pods.ok() && pods->size() == 4;
+    auto job = store->pods().GetWorkload(kPyTorchJobUid);
+    return pods.ok() && pods->size() == 4 && job.ok() &&
+           job->status == "Running";
   }));
-  EXPECT_EQ(store->pods().GetWorkload(kPyTorchJobUid)->status, "Running");
   EXPECT_EQ(
       server_.Get("coordination.k8s.io/v1", "Lease", "lens", "lens-controller"),
       "")

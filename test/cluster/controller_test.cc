@@ -183,6 +183,13 @@ class ControllerTest : public ::testing::TestWithParam<std::string> {
     return out;
   }
   size_t EventCount(const std::string& uid) { return EventTypes(uid).size(); }
+  // The workload's row and its `pods` links are written (links come first,
+  // in the same batch).
+  bool Stored(const std::string& workload_uid, size_t pods) {
+    auto links = store_->pods().ListWorkloadPods(workload_uid);
+    return links.ok() && links->size() == pods &&
+           store_->pods().GetWorkload(workload_uid).ok();
+  }
   bool PodHas(const std::string& ns, const std::string& name,
               const std::function<bool(const PodRecord&)>& check) {
     auto p = Pod(ns, name);
@@ -203,8 +210,7 @@ TEST_P(ControllerTest, APyTorchJobsWholeLifeRowByRow) {
   Running controller(client_.get(), store_.get(), Fast());
   ASSERT_TRUE(WaitUntil([&] { return controller->Ready(); }));
   ASSERT_TRUE(WaitUntil([&] {
-    auto w = store_->pods().ListWorkloadPods(kPyTorchJobUid);
-    return w.ok() && w->size() == 4;
+    return Stored(kPyTorchJobUid, 4);
   }));
 
   // Pods: only the GPU ones, with the API's facts.
@@ -338,14 +344,9 @@ TEST_P(ControllerTest, OwnerChainsUpToTheTopWithParents) {
   CreateAll(server_, "cronjob.json");
   Running controller(client_.get(), store_.get(), Fast());
   ASSERT_TRUE(WaitUntil([&] {
-    auto w = store_->pods().ListWorkloadPods(kTrainJobUid);
-    auto d = store_->pods().ListWorkloadPods(kDeploymentUid);
-    auto r = store_->pods().ListWorkloadPods(kRayJobUid);
-    auto m = store_->pods().ListWorkloadPods(kMpiJobUid);
-    auto c = store_->pods().ListWorkloadPods(kCronJobUid);
-    return w.ok() && w->size() == 2 && d.ok() && d->size() == 2 && r.ok() &&
-           r->size() == 2 && m.ok() && m->size() == 2 && c.ok() &&
-           c->size() == 1;
+    return Stored(kTrainJobUid, 2) && Stored(kDeploymentUid, 2) &&
+           Stored(kRayJobUid, 2) && Stored(kMpiJobUid, 2) &&
+           Stored(kCronJobUid, 1);
   }));
   // Deployment <- ReplicaSet <- pods.
   auto pod = Pod("serve", "vllm-serve-7d9f8c6b5d-hvhbv");
@@ -441,8 +442,7 @@ TEST_P(ControllerTest, ACompactionWhilePodsWereDeletedClosesThem) {
   CreateAll(server_, "pytorchjob.json");
   Running controller(client_.get(), store_.get(), Fast());
   ASSERT_TRUE(WaitUntil([&] {
-    auto w = store_->pods().ListWorkloadPods(kPyTorchJobUid);
-    return w.ok() && w->size() == 4;
+    return Stored(kPyTorchJobUid, 4);
   }));
   server_.Stop();
   ASSERT_TRUE(server_.Delete("v1", "Pod", "ml", "llama-pretrain-worker-1"));
@@ -470,8 +470,7 @@ TEST_P(ControllerTest, ARestartedControllerNeitherLosesNorDoubles) {
   {
     Running first(client_.get(), store_.get(), Fast());
     ASSERT_TRUE(WaitUntil([&] {
-      auto w = store_->pods().ListWorkloadPods(kPyTorchJobUid);
-      return w.ok() && w->size() == 4;
+      return Stored(kPyTorchJobUid, 4);
     }));
     master_uid = Pod("ml", "llama-pretrain-master-0")->uid;
     ASSERT_TRUE(WaitUntil([&] { return EventCount(master_uid) == 3; }));
@@ -498,8 +497,7 @@ TEST_P(ControllerTest, AnEndedWatchAndAnApiServerRestartLoseNothing) {
   CreateAll(server_, "pytorchjob.json");
   Running controller(client_.get(), store_.get(), Fast());
   ASSERT_TRUE(WaitUntil([&] {
-    auto w = store_->pods().ListWorkloadPods(kPyTorchJobUid);
-    return w.ok() && w->size() == 4;
+    return Stored(kPyTorchJobUid, 4);
   }));
   server_.CloseWatches();
   ASSERT_TRUE(server_.Delete("v1", "Pod", "ml", "llama-pretrain-worker-0"));
@@ -535,8 +533,7 @@ TEST_P(ControllerTest, AStoreRestartLosesNothing) {
   CreateAll(server_, "pytorchjob.json");
   Running controller(client_.get(), store_.get(), Fast());
   ASSERT_TRUE(WaitUntil([&] {
-    auto w = store_->pods().ListWorkloadPods(kPyTorchJobUid);
-    return w.ok() && w->size() == 4;
+    return Stored(kPyTorchJobUid, 4);
   }));
   ASSERT_TRUE(
       PostgresServer::Shared().Stop(PostgresServer::StopMode::kImmediate).ok());
@@ -575,8 +572,7 @@ TEST_P(ControllerTest, OnlyTheLeaderWrites) {
   a_leads = true;
   CreateAll(server_, "pytorchjob.json");
   ASSERT_TRUE(WaitUntil([&] {
-    auto w = store_->pods().ListWorkloadPods(kPyTorchJobUid);
-    return w.ok() && w->size() == 4;
+    return Stored(kPyTorchJobUid, 4);
   }));
   // Counted after the batch's last write: wait for it.
   EXPECT_TRUE(WaitUntil([&] { return a->Stats().pods_written > 0; }));
@@ -604,8 +600,7 @@ TEST_P(ControllerTest, RequestsStayInsideTheDocumentedRbac) {
   {
     Running controller(client_.get(), store_.get(), Fast());
     ASSERT_TRUE(WaitUntil([&] {
-      auto d = store_->pods().ListWorkloadPods(kDeploymentUid);
-      return d.ok() && d->size() == 2;
+      return Stored(kDeploymentUid, 2);
     }));
   }
   const std::set<std::string> read{"get", "list", "watch", "discovery"};
