@@ -38,6 +38,10 @@ struct ControllerOptions {
   // `workload_resync` (at most 16 per batch, the oldest first).
   std::chrono::seconds owner_refresh{5};
   std::chrono::seconds workload_resync{30};
+  // Owners that ended or are gone leave the cache this long after they
+  // were last read (their rows stay), so a controller that runs for weeks
+  // holds only what is live.
+  std::chrono::seconds forget_ended_after{600};
   // Informers (KubeInformerOptions).
   uint32_t page_size = 500;
   std::chrono::milliseconds initial_backoff{500};

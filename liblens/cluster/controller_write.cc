@@ -262,12 +262,23 @@ Status Controller::Impl::WriteWorkloads(const std::set<std::string>& uids) {
   const Timestamp now = Now();
   std::vector<WorkloadRecord> rows;
   for (const std::string& uid : uids) {
+    // The row as stored, read only where it is needed.
+    std::optional<WorkloadRecord> stored;
+    bool stored_read = false;
+    auto read_stored = [&]() -> const std::optional<WorkloadRecord>& {
+      if (!stored_read) {
+        stored_read = true;
+        auto row = store->pods().GetWorkload(uid);
+        if (row.ok()) stored = std::move(*row);
+      }
+      return stored;
+    };
     auto it = owners.find(uid);
     if (it == owners.end()) {
-      // An owner known only from the store (a pod closed after a restart):
-      // read it again from the API server by what the store says it was.
-      auto stored = store->pods().GetWorkload(uid);
-      if (!stored.ok()) continue;
+      // An owner known only from the store (a pod closed after a restart, or
+      // an owner forgotten since it ended): read it again from the API
+      // server by what the store says it was.
+      if (!read_stored()) continue;
       OwnerReference ref{stored->api_version, stored->kind, stored->name, uid,
                          true};
       FetchOwner(ref, stored->namespace_name, true);
@@ -295,16 +306,34 @@ Status Controller::Impl::WriteWorkloads(const std::set<std::string>& uids) {
     w.ended_at = o.view.ended_at;
     if (w.status.empty())
       WorkloadStatusFromPods(outcomes, &w.status, &w.ended_at);
+    w.labels = o.view.labels;
+    w.created_at = o.view.created_at;
+    if (o.gone && read_stored()) {
+      // Gone from the API server: what it was is in the store, and an end
+      // it reached there stands.
+      if (w.labels.empty()) w.labels = stored->labels;
+      if (w.created_at.time_since_epoch().count() <= 0) {
+        w.created_at = stored->created_at;
+      }
+      if (w.parent_uid.empty()) w.parent_uid = stored->parent_uid;
+      if (Terminal(stored->status)) {
+        w.status = stored->status;
+        w.ended_at = stored->ended_at;
+      }
+    }
     if (o.gone && !Terminal(w.status)) {
       w.status = "Deleted";
       if (!w.ended_at) w.ended_at = now;
     }
-    // What its pods request now; once they ended, what they requested last.
+    // What its pods request now; once they ended, what they requested last
+    // (from the store when this process never saw them run).
     int32_t& last = last_gpu_request[uid];
-    if (active > 0) last = active;
+    if (active > 0) {
+      last = active;
+    } else if (last == 0 && read_stored()) {
+      last = stored->gpu_request;
+    }
     w.gpu_request = last;
-    w.labels = o.view.labels;
-    w.created_at = o.view.created_at;
     w.updated_at = now;
     rows.push_back(std::move(w));
   }
@@ -354,15 +383,26 @@ void Controller::Impl::RefreshOwners(const std::set<std::string>& uids) {
 void Controller::Impl::ResyncWorkloads() {
   // Spread over time: each batch reads again at most 16 owners, the ones
   // read longest ago, of those not ended and older than workload_resync.
+  // Owners that ended (or are gone) are forgotten after forget_ended_after:
+  // their rows stay, and a late pod of theirs reads them again.
   constexpr size_t kPerBatch = 16;
   const auto now = SteadyClock::now();
   std::vector<std::pair<SteadyClock::time_point, std::string>> due;
-  for (const auto& [uid, o] : owners) {
-    if (o.gone || Terminal(o.view.status) ||
-        now - o.fetched < options.workload_resync) {
+  for (auto it = owners.begin(); it != owners.end();) {
+    const CachedOwner& o = it->second;
+    if (o.gone || Terminal(o.view.status)) {
+      if (now - o.fetched >= options.forget_ended_after) {
+        last_gpu_request.erase(it->first);
+        it = owners.erase(it);
+      } else {
+        ++it;
+      }
       continue;
     }
-    due.emplace_back(o.fetched, uid);
+    if (now - o.fetched >= options.workload_resync) {
+      due.emplace_back(o.fetched, it->first);
+    }
+    ++it;
   }
   if (due.empty()) return;
   const size_t n = std::min(kPerBatch, due.size());

@@ -209,9 +209,7 @@ TEST_P(ControllerTest, APyTorchJobsWholeLifeRowByRow) {
   CreateAll(server_, "plain-pods.json");
   Running controller(client_.get(), store_.get(), Fast());
   ASSERT_TRUE(WaitUntil([&] { return controller->Ready(); }));
-  ASSERT_TRUE(WaitUntil([&] {
-    return Stored(kPyTorchJobUid, 4);
-  }));
+  ASSERT_TRUE(WaitUntil([&] { return Stored(kPyTorchJobUid, 4); }));
 
   // Pods: only the GPU ones, with the API's facts.
   PodQuery all;
@@ -435,15 +433,54 @@ TEST_P(ControllerTest, OwnersAreReadAgainWithoutPodChanges) {
       << "its pods did not change";
 }
 
+// An owner that ended leaves the cache; when its pods and itself are
+// deleted later, its row keeps the end the owner reported.
+TEST_P(ControllerTest, AnEndedOwnerIsForgottenAndItsRowStands) {
+  CreateAll(server_, "nodes.json");
+  CreateAll(server_, "pytorchjob.json");
+  ControllerOptions o = Fast();
+  o.forget_ended_after = std::chrono::seconds(0);
+  Running controller(client_.get(), store_.get(), o);
+  ASSERT_TRUE(WaitUntil([&] { return Stored(kPyTorchJobUid, 4); }));
+  UpdateAll(server_, "pytorchjob-succeeded.json");
+  ASSERT_TRUE(WaitUntil([&] {
+    auto w = store_->pods().GetWorkload(kPyTorchJobUid);
+    return w.ok() && w->status == "Succeeded" && w->ended_at.has_value();
+  }));
+  const WorkloadRecord ended = *store_->pods().GetWorkload(kPyTorchJobUid);
+  EXPECT_EQ(ended.gpu_request, 32);
+  ASSERT_TRUE(
+      server_.Delete("kubeflow.org/v1", "PyTorchJob", "ml", "llama-pretrain"));
+  for (const char* name :
+       {"llama-pretrain-master-0", "llama-pretrain-worker-0",
+        "llama-pretrain-worker-1", "llama-pretrain-worker-2"}) {
+    ASSERT_TRUE(server_.Delete("v1", "Pod", "ml", name));
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    auto pods = store_->pods().ListWorkloadPods(kPyTorchJobUid);
+    if (!pods.ok() || pods->size() != 4) return false;
+    for (const PodRecord& p : *pods) {
+      if (!p.deleted) return false;
+    }
+    return true;
+  }));
+  std::this_thread::sleep_for(milliseconds(300));  // the workload's batch
+  const WorkloadRecord after = *store_->pods().GetWorkload(kPyTorchJobUid);
+  EXPECT_EQ(after.status, "Succeeded");
+  EXPECT_EQ(after.ended_at, ended.ended_at);
+  EXPECT_EQ(after.gpu_request, 32);
+  EXPECT_EQ(after.labels, ended.labels);
+  EXPECT_EQ(after.created_at, ended.created_at);
+  EXPECT_EQ(after.kind, "PyTorchJob");
+}
+
 // etcd compacted while the controller could not watch, and a pod was
 // deleted meanwhile: the relist closes it as seen gone, once.
 TEST_P(ControllerTest, ACompactionWhilePodsWereDeletedClosesThem) {
   CreateAll(server_, "nodes.json");
   CreateAll(server_, "pytorchjob.json");
   Running controller(client_.get(), store_.get(), Fast());
-  ASSERT_TRUE(WaitUntil([&] {
-    return Stored(kPyTorchJobUid, 4);
-  }));
+  ASSERT_TRUE(WaitUntil([&] { return Stored(kPyTorchJobUid, 4); }));
   server_.Stop();
   ASSERT_TRUE(server_.Delete("v1", "Pod", "ml", "llama-pretrain-worker-1"));
   server_.Compact();
@@ -469,9 +506,7 @@ TEST_P(ControllerTest, ARestartedControllerNeitherLosesNorDoubles) {
   size_t events_before = 0;
   {
     Running first(client_.get(), store_.get(), Fast());
-    ASSERT_TRUE(WaitUntil([&] {
-      return Stored(kPyTorchJobUid, 4);
-    }));
+    ASSERT_TRUE(WaitUntil([&] { return Stored(kPyTorchJobUid, 4); }));
     master_uid = Pod("ml", "llama-pretrain-master-0")->uid;
     ASSERT_TRUE(WaitUntil([&] { return EventCount(master_uid) == 3; }));
     events_before = EventCount(master_uid);
@@ -496,9 +531,7 @@ TEST_P(ControllerTest, AnEndedWatchAndAnApiServerRestartLoseNothing) {
   CreateAll(server_, "nodes.json");
   CreateAll(server_, "pytorchjob.json");
   Running controller(client_.get(), store_.get(), Fast());
-  ASSERT_TRUE(WaitUntil([&] {
-    return Stored(kPyTorchJobUid, 4);
-  }));
+  ASSERT_TRUE(WaitUntil([&] { return Stored(kPyTorchJobUid, 4); }));
   server_.CloseWatches();
   ASSERT_TRUE(server_.Delete("v1", "Pod", "ml", "llama-pretrain-worker-0"));
   ASSERT_TRUE(WaitUntil([&] {
@@ -532,9 +565,7 @@ TEST_P(ControllerTest, AStoreRestartLosesNothing) {
   CreateAll(server_, "nodes.json");
   CreateAll(server_, "pytorchjob.json");
   Running controller(client_.get(), store_.get(), Fast());
-  ASSERT_TRUE(WaitUntil([&] {
-    return Stored(kPyTorchJobUid, 4);
-  }));
+  ASSERT_TRUE(WaitUntil([&] { return Stored(kPyTorchJobUid, 4); }));
   ASSERT_TRUE(
       PostgresServer::Shared().Stop(PostgresServer::StopMode::kImmediate).ok());
   UpdateAll(server_, "pytorchjob-succeeded.json");
@@ -571,9 +602,7 @@ TEST_P(ControllerTest, OnlyTheLeaderWrites) {
             [&] { return b_leads.load(); });
   a_leads = true;
   CreateAll(server_, "pytorchjob.json");
-  ASSERT_TRUE(WaitUntil([&] {
-    return Stored(kPyTorchJobUid, 4);
-  }));
+  ASSERT_TRUE(WaitUntil([&] { return Stored(kPyTorchJobUid, 4); }));
   // Counted after the batch's last write: wait for it.
   EXPECT_TRUE(WaitUntil([&] { return a->Stats().pods_written > 0; }));
   EXPECT_EQ(b->Stats().pods_written, 0u);
@@ -599,9 +628,7 @@ TEST_P(ControllerTest, RequestsStayInsideTheDocumentedRbac) {
   server_.ClearRequests();
   {
     Running controller(client_.get(), store_.get(), Fast());
-    ASSERT_TRUE(WaitUntil([&] {
-      return Stored(kDeploymentUid, 2);
-    }));
+    ASSERT_TRUE(WaitUntil([&] { return Stored(kDeploymentUid, 2); }));
   }
   const std::set<std::string> read{"get", "list", "watch", "discovery"};
   // docs/controller.md's ClusterRole: (group, resource) -> verbs.
