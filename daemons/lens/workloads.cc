@@ -128,7 +128,7 @@ int Run(const WorkloadsOptions& opt) {
     }
     const std::string name =
         w.namespace_name.empty() ? w.name : w.namespace_name + "/" + w.name;
-    char line[512];
+    char line[2048];
     std::snprintf(line, sizeof line,
                   "%-40s %-12s %-10s %5d %5zu  %-20s  %-20s  %s\n",
                   name.c_str(), w.kind.c_str(), w.status.c_str(), w.gpu_request,

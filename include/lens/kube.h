@@ -28,7 +28,8 @@ namespace lens {
 struct LENS_EXPORT KubeConnection {
   std::string server;  // "https://10.0.0.1:6443", "http://127.0.0.1:8001"
   // Bearer token, or a file holding it (re-read when the file changes:
-  // projected service-account tokens rotate). At most one of the two.
+  // projected service-account tokens rotate). The token wins when both are
+  // set, as kubectl has it.
   std::string token;
   std::string token_file;
   // The cluster CA: a PEM file or PEM text; neither: the system's CAs.

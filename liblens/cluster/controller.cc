@@ -179,6 +179,7 @@ void Controller::Impl::QueueEverything() {
   written_pods.clear();
   known.clear();
   std::lock_guard<std::mutex> lock(mu);
+  reconciled = false;  // not ready until this leader has reconciled
   if (pods_synced) reconcile_needed = true;
 }
 
@@ -249,8 +250,11 @@ Status Controller::Run() {
   bool was_leader = false;
   std::unique_lock<std::mutex> lock(s.mu);
   while (!s.stop) {
+    // A full queue wakes the writer early, unless a failed write is still
+    // backing off (retry_after belongs to this thread).
     s.wake.wait_for(lock, s.options.flush_interval, [&] {
-      return s.stop || s.pending_pods.size() >= s.options.batch_size;
+      return s.stop || (s.pending_pods.size() >= s.options.batch_size &&
+                        std::chrono::steady_clock::now() >= s.retry_after);
     });
     if (s.stop) break;
     lock.unlock();
@@ -263,13 +267,24 @@ Status Controller::Run() {
     was_leader = leading;
     if (!leading) {
       lock.lock();
-      s.pending_pods.clear();  // the leader writes them
+      // The leader writes them. Deletions are kept a while: if this replica
+      // was leader and only missed a renewal, they are written with their
+      // own times when it leads again (the informer no longer has them).
+      const Timestamp now =
+          std::chrono::time_point_cast<std::chrono::microseconds>(
+              std::chrono::system_clock::now());
+      for (auto it = s.pending_pods.begin(); it != s.pending_pods.end();) {
+        const bool keep =
+            it->second.gone && !it->second.seen_gone &&
+            now - it->second.gone_at < s.options.follower_keeps_deletions;
+        it = keep ? std::next(it) : s.pending_pods.erase(it);
+      }
       s.pending_nodes.clear();
       continue;
     }
     const auto started = std::chrono::steady_clock::now();
     bool reconcile = false;
-    {
+    if (started >= s.retry_after) {  // not while the store is failing
       std::lock_guard<std::mutex> l(s.mu);
       reconcile = s.reconcile_needed;
       s.reconcile_needed = false;
@@ -300,7 +315,9 @@ Status Controller::Run() {
   s.node_informer->Stop();
   pods.join();
   nodes.join();
-  // What is queued is written on the way out, while still leading.
+  // What is queued is written on the way out, while still leading: one
+  // more attempt, whatever the backoff.
+  s.retry_after = {};
   if (s.Leading()) s.Flush();
   return OkStatus();
 }

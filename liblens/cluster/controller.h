@@ -42,6 +42,10 @@ struct ControllerOptions {
   // were last read (their rows stay), so a controller that runs for weeks
   // holds only what is live.
   std::chrono::seconds forget_ended_after{600};
+  // A replica that is not leading keeps watched deletions this long (a
+  // leader that missed a renewal writes them with their own times when it
+  // leads again); everything else it drops.
+  std::chrono::seconds follower_keeps_deletions{60};
   // Informers (KubeInformerOptions).
   uint32_t page_size = 500;
   std::chrono::milliseconds initial_backoff{500};

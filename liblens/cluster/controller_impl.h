@@ -43,6 +43,9 @@ struct CachedOwner {
   OwnerView view;
   std::chrono::steady_clock::time_point fetched{};
   bool gone = false;  // the API server no longer has it
+  // Never read (forbidden, an unknown kind, the server failing): known only
+  // from a pod's reference, read again when a pod of it changes.
+  bool unreadable = false;
 };
 
 struct Controller::Impl {

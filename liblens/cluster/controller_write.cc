@@ -74,7 +74,12 @@ const CachedOwner* Controller::Impl::FetchOwner(
     const OwnerReference& ref, const std::string& pod_namespace, bool force) {
   const auto now = SteadyClock::now();
   auto it = owners.find(ref.uid);
-  if (it != owners.end() && (it->second.gone || !force)) return &it->second;
+  if (it != owners.end() && !force &&
+      !(it->second.unreadable &&
+        now - it->second.fetched >= options.owner_refresh)) {
+    return &it->second;
+  }
+  if (it != owners.end() && it->second.gone) return &it->second;
   CachedOwner fresh;
   if (it != owners.end()) {
     fresh = it->second;
@@ -106,9 +111,12 @@ const CachedOwner* Controller::Impl::FetchOwner(
       fresh.gone = true;  // the name now belongs to a newer object
     } else {
       fresh.view = std::move(*view);
+      fresh.unreadable = false;
     }
   }
   if (!error.ok()) {
+    // A view read before stays; one never read is marked so.
+    if (it == owners.end() || it->second.unreadable) fresh.unreadable = true;
     std::lock_guard<std::mutex> lock(mu);
     ++stats.owner_errors;
     stats.last_error = error.message();
@@ -232,6 +240,9 @@ Status Controller::Impl::WritePods(std::vector<PendingPod>& pods,
   // Events first: a pod row marked deleted is never without its Deleted
   // event, whatever stops the controller between the two.
   LENS_RETURN_IF_ERROR(store->pods().AddPodEvents(events));
+  // Stored: a retry after a later step fails must not write them again
+  // (an event without an API time carries the time of this attempt).
+  for (auto& [uid, next] : next_known) known[uid] = next;
   LENS_RETURN_IF_ERROR(store->pods().UpsertPods(rows));
   LENS_RETURN_IF_ERROR(store->pods().UpsertPodResources(resources));
   uint64_t snapshots_written = 0;
@@ -298,9 +309,13 @@ Status Controller::Impl::WriteWorkloads(const std::set<std::string>& uids) {
     w.kind = o.view.kind;
     w.name = o.view.name;
     w.namespace_name = o.view.namespace_name;
-    if (o.view.controller &&
-        owners.count(o.view.controller->uid)) {  // within the depth limit
-      w.parent_uid = o.view.controller->uid;
+    if (o.view.controller) {
+      if (owners.count(o.view.controller->uid)) {  // within the depth limit
+        w.parent_uid = o.view.controller->uid;
+      } else if (read_stored() &&
+                 stored->parent_uid == o.view.controller->uid) {
+        w.parent_uid = stored->parent_uid;  // the parent was forgotten
+      }
     }
     w.status = o.view.status;
     w.ended_at = o.view.ended_at;
@@ -390,7 +405,7 @@ void Controller::Impl::ResyncWorkloads() {
   std::vector<std::pair<SteadyClock::time_point, std::string>> due;
   for (auto it = owners.begin(); it != owners.end();) {
     const CachedOwner& o = it->second;
-    if (o.gone || Terminal(o.view.status)) {
+    if (o.gone || o.unreadable || Terminal(o.view.status)) {
       if (now - o.fetched >= options.forget_ended_after) {
         last_gpu_request.erase(it->first);
         it = owners.erase(it);

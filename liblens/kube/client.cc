@@ -127,10 +127,8 @@ class CurlKubeClient final : public KubeClient {
       return InvalidArgumentError("Kubernetes server \"" + server_ +
                                   "\": expected an http:// or https:// URL");
     }
-    if (!connection_.token.empty() && !connection_.token_file.empty()) {
-      return InvalidArgumentError(connection_.origin +
-                                  ": both a token and a token file");
-    }
+    // Both set: the token wins, as kubectl has it.
+    if (!connection_.token.empty()) connection_.token_file.clear();
     for (const std::string* file :
          {&connection_.ca_file, &connection_.client_cert_file,
           &connection_.client_key_file}) {

@@ -241,6 +241,10 @@ Status KubeLeaderElector::Run() {
   std::unique_lock<std::mutex> lock(s.mu);
   while (!s.stop) {
     lock.unlock();
+    // A renewal counts from when it was asked for, not answered: a slow
+    // answer must not stretch this replica's leadership past the time the
+    // others judge the lease by.
+    const auto attempt = Clock::now();
     StatusOr<bool> held = s.TryAcquireOrRenew();
     lock.lock();
     const auto now = Clock::now();
@@ -258,7 +262,7 @@ Status KubeLeaderElector::Run() {
             << "became leader";
       }
       s.leading = true;
-      s.renewed = now;
+      s.renewed = attempt;
     } else {
       if (!held.ok()) {
         LENS_LOG(WARN)

@@ -474,6 +474,55 @@ TEST_P(ControllerTest, AnEndedOwnerIsForgottenAndItsRowStands) {
   EXPECT_EQ(after.kind, "PyTorchJob");
 }
 
+// An owner the controller may not read (RBAC): stored from the pod's
+// reference, counted, not read again and again, and forgotten in time.
+TEST_P(ControllerTest, AnOwnerItMayNotReadIsKeptFromTheReference) {
+  CreateAll(server_, "nodes.json");
+  CreateAll(server_, "deployment.json");
+  server_.FailNext("/deployments/vllm-serve", 403, 1000);
+  ControllerOptions o = Fast();
+  o.owner_refresh = std::chrono::seconds(60);
+  o.workload_resync = std::chrono::seconds(0);
+  Running controller(client_.get(), store_.get(), o);
+  ASSERT_TRUE(WaitUntil([&] { return Stored(kDeploymentUid, 2); }));
+  const WorkloadRecord top = *store_->pods().GetWorkload(kDeploymentUid);
+  EXPECT_EQ(top.kind, "Deployment");
+  EXPECT_EQ(top.name, "vllm-serve");
+  EXPECT_EQ(top.namespace_name, "serve");
+  EXPECT_GE(controller->Stats().owner_errors, 1u);
+  // Not read again while nothing of it changes, resync or not.
+  std::this_thread::sleep_for(milliseconds(600));
+  int reads = 0;
+  for (const KubeRequest& r : server_.Requests()) {
+    if (r.resource == "deployments") ++reads;
+  }
+  EXPECT_EQ(reads, 1);
+}
+
+// A replica that misses a renewal keeps the deletions it watched meanwhile
+// and writes them, with their own times, when it leads again.
+TEST_P(ControllerTest, AMissedRenewalLosesNoDeletion) {
+  CreateAll(server_, "nodes.json");
+  CreateAll(server_, "pytorchjob.json");
+  std::atomic<bool> leads{true};
+  Running controller(client_.get(), store_.get(), Fast(),
+                     [&] { return leads.load(); });
+  ASSERT_TRUE(WaitUntil([&] { return Stored(kPyTorchJobUid, 4); }));
+  leads = false;
+  ASSERT_TRUE(WaitUntil([&] { return !controller->Stats().leader; }));
+  ASSERT_TRUE(server_.Delete("v1", "Pod", "ml", "llama-pretrain-worker-2"));
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_FALSE(Pod("ml", "llama-pretrain-worker-2")->deleted)
+      << "a follower writes nothing";
+  leads = true;
+  ASSERT_TRUE(WaitUntil([&] {
+    return PodHas("ml", "llama-pretrain-worker-2",
+                  [](const PodRecord& p) { return p.deleted; });
+  }));
+  EXPECT_EQ(controller->Stats().pods_seen_gone, 0u)
+      << "written from the watched deletion, not closed as seen gone";
+}
+
 // etcd compacted while the controller could not watch, and a pod was
 // deleted meanwhile: the relist closes it as seen gone, once.
 TEST_P(ControllerTest, ACompactionWhilePodsWereDeletedClosesThem) {

@@ -98,6 +98,18 @@ TEST(KubeClientTest, RereadsTheTokenFileWhenItRotates) {
   std::filesystem::remove(file);
 }
 
+TEST(KubeClientTest, ATokenWinsOverATokenFileAsKubectlHasIt) {
+  KubeApiServer server({.token = kToken});
+  ASSERT_TRUE(server.ok()) << server.error();
+  KubeConnection c = ConnectionTo(server, kToken);
+  c.token_file = "/nonexistent/token";
+  auto client = ClientOrDie(c);
+  ASSERT_NE(client, nullptr);
+  auto r = client->Request("GET", "/api/v1/pods");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+}
+
 TEST(KubeClientTest, RefusesAServerItCannotVerify) {
   KubeApiServer server({.tls = true});
   ASSERT_TRUE(server.ok()) << server.error();
