@@ -81,6 +81,9 @@ StatusOr<Timestamp> ParseKubeTime(std::string_view text) {
       std::chrono::year(year), std::chrono::month(static_cast<unsigned>(month)),
       std::chrono::day(static_cast<unsigned>(day))};
   if (!date.ok()) return Bad(text, "no such date");
+  // What the system clock (nanoseconds since 1970 in 64 bits) can hold, so
+  // the time converts anywhere without overflow.
+  if (year < 1678 || year > 2261) return Bad(text, "year outside 1678..2261");
   if (hour > 23 || minute > 59 || second > 59) {
     return Bad(text, "time of day out of range");
   }

@@ -14,8 +14,10 @@ namespace lens::cluster {
 // Parses an RFC 3339 date-time (section 5.6: 'T' or 't', then 'Z', 'z' or a
 // +hh:mm/-hh:mm offset) into UTC. Fractions of a second may have any number
 // of digits; those finer than a microsecond are dropped (truncated, so a
-// time never moves later). Years 0000-9999; a leap second (:60) is refused,
-// as Go's time.Parse refuses it. InvalidArgument naming the text otherwise.
+// time never moves later). Years 1678-2261 (what the 64-bit nanosecond
+// system clock holds, so a time converts anywhere); a leap second (:60) is
+// refused, as Go's time.Parse refuses it. InvalidArgument naming the text
+// otherwise.
 StatusOr<Timestamp> ParseKubeTime(std::string_view text);
 
 }  // namespace lens::cluster

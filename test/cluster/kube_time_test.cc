@@ -52,6 +52,17 @@ TEST(KubeTimeTest, AcceptsLowercaseSeparators) {
   EXPECT_EQ(*ParseKubeTime("2026-11-20t08:15:02z"), At(2026, 11, 20, 8, 15, 2));
 }
 
+TEST(KubeTimeTest, RefusesYearsTheSystemClockCannotHold) {
+  EXPECT_TRUE(ParseKubeTime("2261-12-31T23:59:59Z").ok());
+  EXPECT_TRUE(ParseKubeTime("1678-01-01T00:00:00Z").ok());
+  for (const char* text : {"4052-11-20T08:10:36Z", "9999-12-31T23:59:59Z",
+                           "0001-01-01T00:00:00Z", "2262-05-01T00:00:00Z"}) {
+    auto t = ParseKubeTime(text);
+    EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(t.status().message().find(text), std::string::npos) << t.status();
+  }
+}
+
 TEST(KubeTimeTest, KnowsLeapYears) {
   EXPECT_EQ(*ParseKubeTime("2024-02-29T00:00:00Z"), At(2024, 2, 29, 0, 0, 0));
   EXPECT_EQ(*ParseKubeTime("2000-02-29T00:00:00Z"), At(2000, 2, 29, 0, 0, 0));
