@@ -95,7 +95,8 @@ test-tsan: deps
 	@$(START); cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS); $(call DONE,build (tsan))
 	@$(START); for t in $(TSAN_TESTS); do \
 	  bin=$$(find $(TSAN_BUILD)/test -name $$t -type f -perm -u+x | head -1); \
-	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $$bin; done; \
+	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/cmake/tsan-suppressions.txt" \
+	  $$bin; done; \
 	  $(call DONE,tests (tsan))
 
 fuzz:
