@@ -106,8 +106,8 @@ StatusOr<ProbeKernel> ProbeKernelFrom(
     for (const Need& need : needs) {
       if (has_btf_name(need.btf_name)) continue;
       if (!missing.empty()) missing += "; ";
-      missing += std::string(need.what) + " [BTF: " +
-                 std::string(need.btf_name) + "]";
+      missing +=
+          std::string(need.what) + " [BTF: " + std::string(need.btf_name) + "]";
     }
     return missing;
   };

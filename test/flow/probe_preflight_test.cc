@@ -72,8 +72,7 @@ TEST(ProbePreflightTest, AKernelWithoutSocketStorageRunsTheAddressHash) {
   EXPECT_NE(why.find("btf_bpf_sk_storage_get_tracing"), std::string::npos)
       << why;
   EXPECT_NE(why.find("BPF_FUNC_check_mtu"), std::string::npos) << why;
-  EXPECT_EQ(why.find("bpf_iter__bpf_sk_storage_map"), std::string::npos)
-      << why;
+  EXPECT_EQ(why.find("bpf_iter__bpf_sk_storage_map"), std::string::npos) << why;
   // Each socket-storage need on its own is checked.
   for (const std::string& lacking : kNeededBtf) {
     if (kAlwaysNeededBtf.count(lacking)) continue;
@@ -119,9 +118,9 @@ TEST(ProbePreflightTest, RefusedTracingProgramsNameTheLockdownMode) {
   EXPECT_FALSE(kernel->socket_storage);
   EXPECT_NE(kernel->socket_storage_missing.find("BPF_PROG_TYPE_TRACING"),
             std::string::npos);
-  EXPECT_NE(kernel->socket_storage_missing.find(
-                "kernel lockdown is \"integrity\""),
-            std::string::npos)
+  EXPECT_NE(
+      kernel->socket_storage_missing.find("kernel lockdown is \"integrity\""),
+      std::string::npos)
       << kernel->socket_storage_missing;
   std::ofstream(root + "/kernel/security/lockdown")
       << "[none] integrity confidentiality\n";

@@ -96,12 +96,10 @@ const ProgramSpec kPrograms[] = {
     LENS_FLOW_PROGRAM("sock/sock_recv_length", lens_sock_recv_length, true),
     LENS_FLOW_PROGRAM("tcp/tcp_probe", lens_tcp_probe, false),
     LENS_FLOW_PROGRAM("tcp/tcp_retransmit_skb", lens_tcp_retransmit_skb, false),
-    LENS_FLOW_PROGRAM("sock/inet_sock_set_state",
-                      lens_raw_inet_sock_set_state, true),
-    LENS_FLOW_PROGRAM("sock/sock_send_length", lens_raw_sock_send_length,
+    LENS_FLOW_PROGRAM("sock/inet_sock_set_state", lens_raw_inet_sock_set_state,
                       true),
-    LENS_FLOW_PROGRAM("sock/sock_recv_length", lens_raw_sock_recv_length,
-                      true),
+    LENS_FLOW_PROGRAM("sock/sock_send_length", lens_raw_sock_send_length, true),
+    LENS_FLOW_PROGRAM("sock/sock_recv_length", lens_raw_sock_recv_length, true),
     LENS_FLOW_PROGRAM("tcp/tcp_probe", lens_raw_tcp_probe, false),
     LENS_FLOW_PROGRAM("tcp/tcp_retransmit_skb", lens_raw_tcp_retransmit_skb,
                       false),
@@ -203,8 +201,7 @@ Status TcpFlowProbe::Load(const FlowProbeOptions& options,
   // tracepoints or, before 6.3, the kprobes. Maps and programs of the set
   // not used are neither created nor loaded.
   const bool tp = kernel.send_recv_tracepoints;
-  const bool storage =
-      options.socket_storage && kernel.socket_storage && tp;
+  const bool storage = options.socket_storage && kernel.socket_storage && tp;
   socket_entries_ = storage ? "socket-storage" : "address-hash";
   byte_source_ = tp ? "tracepoint" : "kprobe";
   bpf_map__set_autocreate(skel_->maps.socks, storage);
@@ -231,10 +228,11 @@ Status TcpFlowProbe::Load(const FlowProbeOptions& options,
   autoload(p.lens_raw_tcp_retransmit_skb, !storage && retransmits);
   autoload(p.lens_kprobe_tcp_sendmsg, !storage && !tp);
   autoload(p.lens_kprobe_tcp_cleanup_rbuf, !storage && !tp);
-  const std::string why = storage                  ? ""
+  const std::string why = storage                   ? ""
                           : !options.socket_storage ? "FlowProbeOptions"
-                          : !kernel.socket_storage  ? kernel.socket_storage_missing
-                                                    : "no sock_*_length tracepoints";
+                          : !kernel.socket_storage
+                              ? kernel.socket_storage_missing
+                              : "no sock_*_length tracepoints";
   LENS_LOG(INFO)
           .Field("socket_entries", socket_entries_)
           .Field("byte_source", byte_source_)
