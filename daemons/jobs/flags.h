@@ -25,6 +25,34 @@ inline constexpr ConfigFlag kJobsFlags[] = {
      "PEM private key of --tls-cert"},
     {"--max-agent-streams", "jobs.maxAgentStreams", ConfigFlag::kText,
      "node agents streaming at once (default 2048); more are refused"},
+    {"--kubeconfig", "jobs.kubeconfig", ConfigFlag::kText,
+     "the API server from this kubeconfig file (leader election, node agent "
+     "discovery, storage scan); none: no cluster"},
+    {"--context", "jobs.context", ConfigFlag::kText,
+     "the kubeconfig's context to use (default: its current-context)"},
+    {"--in-cluster", "jobs.inCluster", ConfigFlag::kSetTrue,
+     "the API server and credentials of the pod's service account"},
+    {"--no-leader-election", "jobs.leaderElection", ConfigFlag::kSetFalse,
+     "run the jobs without electing a leader (one replica only)"},
+    {"--lease-namespace", "jobs.leaseNamespace", ConfigFlag::kText,
+     "namespace of the leader Lease lens-jobs (default lens)"},
+    {"--identity", "jobs.identity", ConfigFlag::kText,
+     "this replica's name in the Lease (default $POD_NAME or the host name, "
+     "with the pid)"},
+    {"--no-scheduled-jobs", "jobs.scheduledJobs", ConfigFlag::kSetFalse,
+     "serve the container event stream only"},
+    {"--agents", "jobs.agents", ConfigFlag::kText,
+     "node agents as node=url,node=url (default: the pods of "
+     "--agent-selector)"},
+    {"--agent-selector", "jobs.agentSelector", ConfigFlag::kText,
+     "label selector of the node agent pods (default "
+     "app.kubernetes.io/name=lens-node-agent)"},
+    {"--agent-token-file", "jobs.agentTokenFile", ConfigFlag::kText,
+     "bearer token the node agents require"},
+    {"--storage-mounts", "jobs.storageMounts", ConfigFlag::kText,
+     "mount points the storage scan reports, as name=kind:/path,..."},
+    {"--compat-names", "jobs.compatNames", ConfigFlag::kSetTrue,
+     "also export the original's metric names (gpu_allocation_rate, ...)"},
 };
 
 }  // namespace lens::cli

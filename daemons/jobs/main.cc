@@ -1,6 +1,8 @@
 // lens-jobs: receives container events from the node agents (gRPC) and
-// stores them; /metrics and /healthz over HTTP. Flags and lifecycle only: the
-// jobs service does the work.
+// stores them, and runs the scheduled jobs (allocation, consumers, node and
+// device info, workload and pod status, storage); /metrics, /healthz,
+// /readyz and /jobs over HTTP. Flags and lifecycle only: the jobs service
+// does the work.
 #include <cstdio>
 
 #include "cli_exit.h"
@@ -12,7 +14,9 @@
 
 int main(int argc, char** argv) {
   lens::BlockShutdownSignals();
-  CLI::App app{"lens-jobs: stores the container events of the node agents"};
+  CLI::App app{
+      "lens-jobs: stores the node agents' container events and runs the "
+      "scheduled jobs"};
   app.set_version_flag("--version", std::string(lens::Version()));
   lens::cli::ConfigFlags flags;
   flags.AddFile(app, "YAML config file (jobs and database sections, logging)");

@@ -4,11 +4,14 @@
 // containerd socket is present, and TCP flows (eBPF, as root) on
 // 127.0.0.1:8990, attributed to pods; with --kubeconfig, the controller
 // (GPU pods, workloads and nodes from the API server into --database) with
-// /readyz and /metrics on 127.0.0.1:8992.
+// /readyz and /metrics on 127.0.0.1:8992; the scheduled jobs (allocation,
+// consumers, node and device inventory, status, storage) against the local
+// agent, into --database, with /jobs and /metrics on 127.0.0.1:8993.
 #include <cstdio>
 
 #include "commands.h"
 #include "lens/controller_service.h"
+#include "lens/jobs_service.h"
 #include "lens/log.h"
 #include "lens/node_service.h"
 #include "lens/process.h"
@@ -30,9 +33,27 @@ constexpr ConfigFlag kUpFlags[] = {
      "host:port of the controller's /readyz and /metrics (default "
      "127.0.0.1:8992)"},
     {"--database", "database.url", ConfigFlag::kText,
-     "the controller's store (default sqlite:///var/lib/lens/lens.db; also "
-     "LENS_STORE_URL)"},
+     "the store of the controller and the jobs (default "
+     "sqlite:///var/lib/lens/lens.db; also LENS_STORE_URL)"},
+    {"--jobs-listen", "jobs.listenHttp", ConfigFlag::kText,
+     "host:port of the jobs' /jobs and /metrics (default 127.0.0.1:8993)"},
 };
+
+// The jobs of one machine: this node's agent, the controller's cluster (if
+// any) for the storage scan, one replica (no election), and the container
+// event server on a loopback port of its own.
+StatusOr<JobsServiceOptions> UpJobsOptions(const Config& config,
+                                           const std::string& node_name,
+                                           const NodeService& node) {
+  Config c = config;
+  c.jobs.listen_grpc = "127.0.0.1:0";
+  c.jobs.kubeconfig = config.controller.kubeconfig;
+  c.jobs.context = config.controller.context;
+  c.jobs.leader_election = false;
+  c.jobs.agent_token_file = config.node_exporter.bearer_token_file;
+  c.jobs.agents = node.agent() ? node_name + "=" + node.url() : "";
+  return JobsServiceOptionsFromConfig(c);
+}
 
 void PrintServing(const NodeService& s, const NodeServiceOptions& o,
                   const Config& c) {
@@ -86,6 +107,7 @@ Command AddUp(CLI::App& app) {
     f.Default("nodeExporter.listenAddress", "127.0.0.1:8989", "lens up");
     f.Default("netflow.listenAddress", "127.0.0.1:8990", "lens up");
     f.Default("controller.listenHttp", "127.0.0.1:8992", "lens up");
+    f.Default("jobs.listenHttp", "127.0.0.1:8993", "lens up");
     StatusOr<Config> config = f.Load();
     if (!config.ok()) {
       std::fprintf(stderr, "lens up: %s\n", config.status().message().c_str());
@@ -126,7 +148,26 @@ Command AddUp(CLI::App& app) {
       }
       controller = std::move(*started);
     }
+    // The jobs need a writable store; without one the rest still runs.
+    std::unique_ptr<JobsService> jobs;
+    auto jobs_options = UpJobsOptions(*config, options->node_name, **service);
+    if (jobs_options.ok()) {
+      auto started = JobsService::Start(*jobs_options);
+      if (started.ok()) {
+        jobs = std::move(*started);
+      } else {
+        jobs_options = started.status();
+      }
+    }
     PrintServing(**service, *options, *config);
+    if (jobs) {
+      std::printf("  jobs into %s: %s/jobs  %s/metrics\n",
+                  jobs->database().c_str(), jobs->http_url().c_str(),
+                  jobs->http_url().c_str());
+    } else {
+      std::printf("  scheduled jobs off: %s\n",
+                  jobs_options.status().message().c_str());
+    }
     if (controller) {
       std::printf(
           "  controller: %s (%s) into %s\n"
@@ -140,6 +181,7 @@ Command AddUp(CLI::App& app) {
     std::fflush(stdout);
     WaitForShutdownSignal();
     std::printf("lens up: stopping\n");
+    if (jobs) jobs->Stop();
     if (controller) controller->Stop();
     (*service)->Stop();
     return 0;

@@ -42,12 +42,14 @@
 #ifndef LENS_CONFIG_H_
 #define LENS_CONFIG_H_
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lens/export.h"
@@ -178,6 +180,54 @@ struct LENS_EXPORT JobsOptions {
   // `maxAgentStreams`: node agents streaming at once (1..65536); more are
   // refused with RESOURCE_EXHAUSTED.
   int max_agent_streams = 2048;
+
+  // The scheduled jobs (docs/jobs.md). `scheduledJobs`: run them (false:
+  // the event server only).
+  bool scheduled_jobs = true;
+  // `kubeconfig`, `context`, `inCluster`: the API server (leader election,
+  // finding the node agents, the storage scan); neither: no cluster, this
+  // replica always runs the jobs. `leaderElection` on the Lease
+  // `leaseNamespace`/`leaseName`; `identity` names this replica.
+  std::string kubeconfig;
+  std::string context;
+  bool in_cluster = false;
+  bool leader_election = true;
+  std::string lease_namespace = "lens";
+  std::string lease_name = "lens-jobs";
+  std::string identity;
+  // `agents`: the node agents as "node=url" items, comma-separated (or a
+  // YAML list of them); empty: the pods matching `agentSelector` in
+  // `agentNamespace`, at their pod IP and `agentPort` over `agentScheme`.
+  std::string agents;
+  std::string agent_namespace = "lens";
+  std::string agent_selector = "app.kubernetes.io/name=lens-node-agent";
+  int agent_port = 8989;
+  std::string agent_scheme = "http";
+  // `agentTokenFile`: the agents' bearer token; `agentCaFile`: their CA;
+  // `agentInsecureSkipTlsVerify`; `agentTimeout` per request.
+  std::string agent_token_file;
+  std::string agent_ca_file;
+  bool agent_insecure_skip_tls_verify = false;
+  std::chrono::milliseconds agent_timeout{5000};
+  // `<job>Interval`: how often each job runs (a run may take 90% of it).
+  std::chrono::milliseconds gpu_allocation_interval{30000};
+  std::chrono::milliseconds gpu_consumers_interval{30000};
+  std::chrono::milliseconds node_info_interval{10000};
+  std::chrono::milliseconds device_info_interval{10000};
+  std::chrono::milliseconds workload_status_interval{20000};
+  std::chrono::milliseconds pod_status_interval{5000};
+  std::chrono::milliseconds storage_scan_interval{60000};
+  // `storageMounts`: "name=kind:/path" items, comma-separated (or a list).
+  std::string storage_mounts;
+  // `compatNames`: also the original's metric names.
+  bool compat_names = false;
+
+  // The items of `agents` as (node, url), of `storageMounts` as (name,
+  // kind, path). InvalidArgument naming the key and the item.
+  static StatusOr<std::vector<std::pair<std::string, std::string>>>
+  ParseAgentList(std::string_view text);
+  static StatusOr<std::vector<std::array<std::string, 3>>> ParseStorageMounts(
+      std::string_view text);
 
   // InvalidArgument naming the key.
   Status Validate() const;

@@ -1,6 +1,8 @@
 // lens-jobs composed once: the container event server (gRPC, the node agents
-// stream into the store) and /metrics and /healthz over HTTP, built from one
-// options struct and that struct from the config (`jobs:`, `database:`,
+// stream into the store; every replica), the scheduled jobs (lens/jobs.h;
+// on the replica holding the Lease when a cluster is configured), and
+// /metrics, /healthz, /readyz and /jobs over HTTP, built from one options
+// struct and that struct from the config (`jobs:`, `database:`,
 // `logging:`).
 //
 //   auto config = lens::LoadConfig(path, {.overrides = flags});
@@ -18,6 +20,8 @@
 #include "lens/container_events.h"
 #include "lens/export.h"
 #include "lens/http.h"
+#include "lens/jobs.h"
+#include "lens/kube.h"
 #include "lens/status.h"
 
 namespace lens {
@@ -26,14 +30,22 @@ namespace lens {
 struct LENS_EXPORT JobsServiceOptions {
   std::string database_url;  // Store::Open's URL
   ContainerEventServerOptions events;
-  HttpServerOptions http;  // /metrics, /healthz
+  HttpServerOptions http;  // /metrics, /healthz, /readyz, /jobs
+  // The scheduled jobs; off: the event server only.
+  bool scheduled_jobs = true;
+  ScheduledJobsOptions jobs;
+  // The API server (no server: no cluster; the jobs always run here).
+  KubeConnection kube;
+  bool leader_election = true;  // with an API server
+  KubeLeaderOptions leader;     // Lease "lens-jobs" by default
 
   // InvalidArgument naming the field.
   Status Validate() const;
 };
 
 // From the config's `jobs:` and `database:` sections. Reads the bearer token
-// file (errors name the key and the file, never the token).
+// files and the kubeconfig (errors name the key and the file, never a
+// token).
 LENS_EXPORT StatusOr<JobsServiceOptions> JobsServiceOptionsFromConfig(
     const Config& config);
 
@@ -53,6 +65,12 @@ class LENS_EXPORT JobsService {
   // Stops HTTP, then the event server (open streams end with UNAVAILABLE;
   // queued messages are written). Idempotent.
   void Stop();
+
+  // Runs one scheduled job now (see ScheduledJobs::RunOnce);
+  // FailedPrecondition when the jobs are off.
+  Status RunJob(std::string_view name);
+  // Whether this replica runs the jobs now.
+  bool IsLeader() const;
 
   int grpc_port() const;
   std::string http_url() const;

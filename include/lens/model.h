@@ -79,6 +79,14 @@ struct NodeRecord {
   int32_t gpu_allocatable = 0;
   std::string kubelet_version;    // "v1.30.4"
   std::string container_runtime;  // "containerd://1.7.20"
+  // From lens-jobs: GPUs held by the node's bound, non-terminal pods (each
+  // pod once), the mean utilisation of its GPUs (0..1) as its agent last
+  // reported it, and the agent's state: "ok", "stale" (it stopped
+  // answering; the node's data is the last it gave), "" (no agent known).
+  int32_t gpu_allocated = 0;
+  std::optional<double> gpu_utilization_ratio;
+  std::string agent_state;
+  std::optional<Timestamp> agent_seen_at;  // its last answer
   Labels labels;
   Timestamp created_at{};  // set on first write, kept afterwards
   Timestamp updated_at{};
@@ -90,6 +98,30 @@ struct NodeQuery {
   std::string name_prefix;
   Sort sort;  // keys: name (default), updated_at, gpu_count
   PageRequest page;
+};
+
+// Which columns of a nodes row a writer owns, so that the controller (from
+// the API server's Node) and lens-jobs (from the node agent) never overwrite
+// each other's facts:
+//  - kAll: every column (tools, tests);
+//  - kKubernetes: address, status, gpu_vendor, gpu_model, gpu_count,
+//    gpu_allocatable, cpu_count, memory_bytes, kernel_version, os_image,
+//    kubelet_version, container_runtime, labels;
+//  - kAgent: cpu_model, driver_version, gpu_allocated, gpu_utilization,
+//    agent_state, agent_seen_at;
+//  - kAgentAndHost: kAgent and, for a node the API server does not describe
+//    (no cluster), the host facts of kKubernetes but the kubelet's.
+// created_at is kept from the first write; updated_at is always written.
+enum class NodeColumns : uint8_t { kAll, kKubernetes, kAgent, kAgentAndHost };
+
+// One point of the GPU allocation history (gpu_allocation_history): GPUs
+// held by pods over allocatable GPUs, per node, and for the whole cluster
+// with node "".
+struct GpuAllocationRecord {
+  std::string node;
+  Timestamp at{};
+  int32_t gpus_allocated = 0;
+  int32_t gpus_allocatable = 0;
 };
 
 // A GPU as the node agent inventories it; identity is serial/BDF, never the
@@ -217,6 +249,7 @@ struct WorkloadRecord {
   std::string parent_uid;  // "" for a top-level workload
   std::string status;      // Running, Succeeded, Failed, ...
   int32_t gpu_request = 0;
+  int32_t active_pods = 0;  // pods not ended nor deleted
   Labels labels;
   Timestamp created_at{};
   std::optional<Timestamp> ended_at;
@@ -231,6 +264,7 @@ struct WorkloadQuery {
   TimeRange created;
   Sort sort;  // keys: created_at (default, descending), name, kind, gpu_request
   PageRequest page;
+  std::optional<bool> ended;  // on whether ended_at is set
 };
 
 // ---- containers -----------------------------------------------------------

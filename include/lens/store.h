@@ -71,6 +71,9 @@ class LENS_EXPORT NodeRepository {
  public:
   // Upserts a node; created_at is kept from the first write.
   Status UpsertNode(const NodeRecord& node);
+  // Upserts the columns `columns` owns of each node, in one transaction;
+  // a node not stored yet gets the other columns' defaults.
+  Status UpsertNodes(std::span<const NodeRecord> nodes, NodeColumns columns);
   StatusOr<NodeRecord> GetNode(std::string_view name);
   StatusOr<Page<NodeRecord>> ListNodes(const NodeQuery& query);
 
@@ -89,6 +92,14 @@ class LENS_EXPORT NodeRepository {
   StatusOr<GpuDeviceRecord> GetGpuDevice(std::string_view node, int32_t index);
   StatusOr<std::vector<RdmaDeviceRecord>> ListRdmaDevices(
       std::string_view node);
+  // Appends points to the allocation history and, in the same transaction,
+  // deletes the points older than `keep_after` (the history stays bounded).
+  Status AddGpuAllocation(std::span<const GpuAllocationRecord> points,
+                          Timestamp keep_after);
+  // The history of one node ("" for the cluster), oldest first, at most
+  // `limit` points (the newest ones when there are more; 1..100000).
+  StatusOr<std::vector<GpuAllocationRecord>> ListGpuAllocation(
+      std::string_view node, TimeRange range, int32_t limit = 10000);
   // Change log of one node ("" for all), newest first.
   StatusOr<Page<DeviceChangeRecord>> ListDeviceChanges(std::string_view node,
                                                        TimeRange range,
@@ -120,6 +131,10 @@ class LENS_EXPORT PodRepository {
   StatusOr<PodResourcesRecord> GetPodResources(std::string_view pod_uid);
 
   Status UpsertWorkloads(std::span<const WorkloadRecord> workloads);
+  // Writes only status, gpu_request, active_pods, ended_at and updated_at
+  // of stored workloads (lens-jobs' reconciliation; the rest is the
+  // controller's). A uid not stored is kNotFound, nothing written.
+  Status UpdateWorkloadStatus(std::span<const WorkloadRecord> workloads);
   StatusOr<WorkloadRecord> GetWorkload(std::string_view uid);
   StatusOr<Page<WorkloadRecord>> ListWorkloads(const WorkloadQuery& query);
 

@@ -47,6 +47,32 @@ void GpuObject(Writer& w, const NodeSnapshot& s, const GpuInfo& g) {
   w.EndObject();
 }
 
+// The sample of GPU `i`, as /cardMetrics and /report give it.
+void SampleFields(Writer& w, const NodeSnapshot& s, size_t i) {
+  const GpuSample& m = s.gpu_samples[i];
+  OptField(w, "gpu_use_percent", m.utilization_ratio, 100);
+  const std::optional<uint64_t> total =
+      m.vram_total_bytes ? m.vram_total_bytes : s.gpus[i].vram_total_bytes;
+  if (m.vram_used_bytes && total && *total > 0) {
+    w.Key("memory_use_percent");
+    w.Double(100.0 * static_cast<double>(*m.vram_used_bytes) /
+             static_cast<double>(*total));
+  }
+  OptField(w, "utilization_ratio", m.utilization_ratio);
+  OptField(w, "memory_utilization_ratio", m.memory_utilization_ratio);
+  OptField(w, "vram_used_bytes", m.vram_used_bytes);
+  OptField(w, "vram_total_bytes", total);
+  OptField(w, "power_watts", m.power_watts);
+  OptField(w, "energy_joules", m.energy_joules);
+  OptField(w, "temperature_edge_celsius", m.temperature_edge_celsius);
+  OptField(w, "temperature_junction_celsius", m.temperature_junction_celsius);
+  OptField(w, "temperature_memory_celsius", m.temperature_memory_celsius);
+  OptField(w, "clock_graphics_hz", m.clock_graphics_hz);
+  OptField(w, "clock_memory_hz", m.clock_memory_hz);
+  OptField(w, "ecc_correctable_errors", m.ecc_correctable_errors);
+  OptField(w, "ecc_uncorrectable_errors", m.ecc_uncorrectable_errors);
+}
+
 void Respond(const NodeAgent& agent, std::string (*render)(const NodeSnapshot&),
              HttpResponse* out) {
   RespondData(render(*agent.snapshot()), out);
@@ -68,32 +94,11 @@ std::string CardMetricsJson(const NodeSnapshot& s) {
   Writer w(buf);
   w.StartArray();
   for (size_t i = 0; i < s.gpus.size() && i < s.gpu_samples.size(); ++i) {
-    const GpuSample& m = s.gpu_samples[i];
     w.StartObject();
     w.Key("gpu");
     w.Int(s.gpus[i].index);
     Str(w, "bdf", s.gpus[i].bdf);
-    OptField(w, "gpu_use_percent", m.utilization_ratio, 100);
-    const std::optional<uint64_t> total =
-        m.vram_total_bytes ? m.vram_total_bytes : s.gpus[i].vram_total_bytes;
-    if (m.vram_used_bytes && total && *total > 0) {
-      w.Key("memory_use_percent");
-      w.Double(100.0 * static_cast<double>(*m.vram_used_bytes) /
-               static_cast<double>(*total));
-    }
-    OptField(w, "utilization_ratio", m.utilization_ratio);
-    OptField(w, "memory_utilization_ratio", m.memory_utilization_ratio);
-    OptField(w, "vram_used_bytes", m.vram_used_bytes);
-    OptField(w, "vram_total_bytes", total);
-    OptField(w, "power_watts", m.power_watts);
-    OptField(w, "energy_joules", m.energy_joules);
-    OptField(w, "temperature_edge_celsius", m.temperature_edge_celsius);
-    OptField(w, "temperature_junction_celsius", m.temperature_junction_celsius);
-    OptField(w, "temperature_memory_celsius", m.temperature_memory_celsius);
-    OptField(w, "clock_graphics_hz", m.clock_graphics_hz);
-    OptField(w, "clock_memory_hz", m.clock_memory_hz);
-    OptField(w, "ecc_correctable_errors", m.ecc_correctable_errors);
-    OptField(w, "ecc_uncorrectable_errors", m.ecc_uncorrectable_errors);
+    SampleFields(w, s, i);
     w.EndObject();
   }
   w.EndArray();
@@ -184,6 +189,63 @@ std::string NodeJson(const NodeSnapshot& s) {
   return JsonText(buf);
 }
 
+std::string ReportJson(const NodeSnapshot& s) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  Str(w, "node_name", s.node_name);
+  w.Key("cycle");
+  w.Uint64(s.cycle);
+  w.Key("time_ms");
+  w.Int64(std::chrono::duration_cast<std::chrono::milliseconds>(
+              s.time.time_since_epoch())
+              .count());
+  Str(w, "gpu_driver_version", GpuDriverVersion(s));
+  if (s.facts) {
+    w.Key("node");
+    w.StartObject();
+    NodeFactsFields(w, *s.facts);
+    w.EndObject();
+  }
+  w.Key("gpus");
+  w.StartArray();
+  for (size_t i = 0; i < s.gpus.size(); ++i) {
+    w.StartObject();
+    GpuInfoFields(w, s.gpus[i], std::nullopt);
+    if (i < s.gpu_samples.size()) {
+      w.Key("sample");
+      w.StartObject();
+      SampleFields(w, s, i);
+      w.EndObject();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("rdma");
+  w.StartArray();
+  for (const RdmaDevice& d : s.rdma_devices) {
+    w.StartObject();
+    Str(w, "name", d.name);
+    RdmaDeviceFields(w, d);
+    w.Key("ports");
+    w.StartArray();
+    for (const RdmaPort& p : d.ports) {
+      w.StartObject();
+      w.Key("port");
+      w.Int(p.port);
+      Str(w, "state", p.state);
+      Str(w, "link_layer", p.link_layer);
+      OptField(w, "rate_gbps", p.rate_gbps);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return JsonText(buf);
+}
+
 std::string GpuDriverVersion(const NodeSnapshot& s) {
   if (s.facts && !s.facts->amdgpu_driver_version.empty())
     return s.facts->amdgpu_driver_version;
@@ -221,6 +283,9 @@ void RegisterNodeRoutes(const NodeAgent& agent, HttpServer& server) {
   });
   server.Handle("GET", "/node", [a](const HttpRequest&, HttpResponse* out) {
     Respond(*a, &NodeJson, out);
+  });
+  server.Handle("GET", "/report", [a](const HttpRequest&, HttpResponse* out) {
+    Respond(*a, &ReportJson, out);
   });
   server.Handle(
       "GET", "/gpuDriverVersion", [a](const HttpRequest&, HttpResponse* out) {

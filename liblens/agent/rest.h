@@ -20,6 +20,9 @@ std::string CardMetricsJson(const NodeSnapshot& s);
 std::string DriMappingJson(const NodeSnapshot& s);
 std::string RdmaJson(const NodeSnapshot& s);
 std::string NodeJson(const NodeSnapshot& s);
+// Everything lens-jobs reads from a node in one answer: the node facts, the
+// GPUs with their latest sample, the RDMA devices with their ports.
+std::string ReportJson(const NodeSnapshot& s);
 // The GPU driver version: amdgpu module version, else the GPUs' driver
 // version, else the NVIDIA driver's; empty when none is known.
 std::string GpuDriverVersion(const NodeSnapshot& s);

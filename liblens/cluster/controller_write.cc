@@ -298,10 +298,13 @@ Status Controller::Impl::WriteWorkloads(const std::set<std::string>& uids) {
     const CachedOwner& o = it->second;
     LENS_ASSIGN_OR_RETURN(auto pods, store->pods().ListWorkloadPods(uid));
     std::vector<PodOutcome> outcomes;
-    int32_t active = 0;
+    int32_t active = 0, active_pods = 0;
     for (const PodRecord& p : pods) {
       outcomes.push_back({p.phase, p.ended_at, p.deleted});
-      if (!p.deleted && !Terminal(p.phase)) active += p.gpu_allocated;
+      if (!p.deleted && !Terminal(p.phase)) {
+        active += p.gpu_allocated;
+        ++active_pods;
+      }
     }
     WorkloadRecord w;
     w.uid = uid;
@@ -349,6 +352,7 @@ Status Controller::Impl::WriteWorkloads(const std::set<std::string>& uids) {
       last = stored->gpu_request;
     }
     w.gpu_request = last;
+    w.active_pods = active_pods;
     w.updated_at = now;
     rows.push_back(std::move(w));
   }
@@ -368,7 +372,8 @@ Status Controller::Impl::WriteNodes(std::vector<NodeRecord>& nodes) {
     auto written = written_nodes.find(n.name);
     if (written != written_nodes.end() && SameRow(written->second, n)) continue;
     if (!Leading()) return AbortedError("no longer the leader");
-    LENS_RETURN_IF_ERROR(store->nodes().UpsertNode(n));
+    LENS_RETURN_IF_ERROR(
+        store->nodes().UpsertNodes(std::span(&n, 1), NodeColumns::kKubernetes));
     written_nodes[n.name] = n;
     ++wrote;
   }

@@ -23,6 +23,51 @@ Status DecodeListen(const Ctx& ctx, const YAML::Node& v,
   return s.ok() ? s : ctx.Error(v, path, s.message());
 }
 
+template <bool JobsOptions::*field>
+Status DecodeJobsFlag(const Ctx& ctx, const YAML::Node& v,
+                      const std::string& path, JobsOptions* out) {
+  LENS_ASSIGN_OR_RETURN(out->*field, DecodeBool(ctx, v, path));
+  return OkStatus();
+}
+
+template <std::chrono::milliseconds JobsOptions::*field>
+Status DecodeJobsDuration(const Ctx& ctx, const YAML::Node& v,
+                          const std::string& path, JobsOptions* out) {
+  LENS_ASSIGN_OR_RETURN(out->*field,
+                        DecodeWith<std::chrono::milliseconds>(
+                            ctx, v, path, "a duration", &ParseDuration));
+  if (out->*field < std::chrono::milliseconds(100)) {
+    return ctx.Error(v, path, "must be at least 100ms");
+  }
+  return OkStatus();
+}
+
+// A comma-separated scalar, or a YAML list of items (joined with commas).
+template <std::string JobsOptions::*field>
+Status DecodeJobsList(const Ctx& ctx, const YAML::Node& v,
+                      const std::string& path, JobsOptions* out) {
+  std::string joined;
+  if (v.IsSequence()) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      LENS_ASSIGN_OR_RETURN(
+          std::string item,
+          Scalar(ctx, v[i], path + "[" + std::to_string(i) + "]", "a string"));
+      if (item.find(',') != std::string::npos) {
+        return ctx.Error(v[i], path, "an item must not contain a comma");
+      }
+      joined += (joined.empty() ? "" : ",") + item;
+    }
+  } else {
+    LENS_ASSIGN_OR_RETURN(joined, Scalar(ctx, v, path, "a string or a list"));
+  }
+  out->*field = joined;
+  Status s = out->Validate();
+  if (s.ok() || s.message().rfind(path.substr(path.rfind('.') + 1), 0) != 0) {
+    return OkStatus();
+  }
+  return ctx.Error(v, path, s.message().substr(s.message().find(':') + 2));
+}
+
 constexpr FieldRule<JobsOptions> kJobsRules[] = {
     {"listenGrpc", DecodeListen<&JobsOptions::listen_grpc>},
     {"listenHttp", DecodeListen<&JobsOptions::listen_http>},
@@ -37,6 +82,48 @@ constexpr FieldRule<JobsOptions> kJobsRules[] = {
                              DecodeInt(ctx, v, path, 1, 65536));
        return OkStatus();
      }},
+    {"scheduledJobs", DecodeJobsFlag<&JobsOptions::scheduled_jobs>},
+    {"kubeconfig", DecodeString<JobsOptions, &JobsOptions::kubeconfig>},
+    {"context", DecodeString<JobsOptions, &JobsOptions::context>},
+    {"inCluster", DecodeJobsFlag<&JobsOptions::in_cluster>},
+    {"leaderElection", DecodeJobsFlag<&JobsOptions::leader_election>},
+    {"leaseNamespace",
+     DecodeString<JobsOptions, &JobsOptions::lease_namespace>},
+    {"leaseName", DecodeString<JobsOptions, &JobsOptions::lease_name>},
+    {"identity", DecodeString<JobsOptions, &JobsOptions::identity>},
+    {"agents", DecodeJobsList<&JobsOptions::agents>},
+    {"agentNamespace",
+     DecodeString<JobsOptions, &JobsOptions::agent_namespace>},
+    {"agentSelector", DecodeString<JobsOptions, &JobsOptions::agent_selector>},
+    {"agentPort",
+     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
+        JobsOptions* out) {
+       LENS_ASSIGN_OR_RETURN(out->agent_port,
+                             DecodeInt(ctx, v, path, 1, 65535));
+       return OkStatus();
+     }},
+    {"agentScheme", DecodeString<JobsOptions, &JobsOptions::agent_scheme>},
+    {"agentTokenFile",
+     DecodeString<JobsOptions, &JobsOptions::agent_token_file>},
+    {"agentCaFile", DecodeString<JobsOptions, &JobsOptions::agent_ca_file>},
+    {"agentInsecureSkipTlsVerify",
+     DecodeJobsFlag<&JobsOptions::agent_insecure_skip_tls_verify>},
+    {"agentTimeout", DecodeJobsDuration<&JobsOptions::agent_timeout>},
+    {"gpuAllocationInterval",
+     DecodeJobsDuration<&JobsOptions::gpu_allocation_interval>},
+    {"gpuConsumersInterval",
+     DecodeJobsDuration<&JobsOptions::gpu_consumers_interval>},
+    {"nodeInfoInterval", DecodeJobsDuration<&JobsOptions::node_info_interval>},
+    {"deviceInfoInterval",
+     DecodeJobsDuration<&JobsOptions::device_info_interval>},
+    {"workloadStatusInterval",
+     DecodeJobsDuration<&JobsOptions::workload_status_interval>},
+    {"podStatusInterval",
+     DecodeJobsDuration<&JobsOptions::pod_status_interval>},
+    {"storageScanInterval",
+     DecodeJobsDuration<&JobsOptions::storage_scan_interval>},
+    {"storageMounts", DecodeJobsList<&JobsOptions::storage_mounts>},
+    {"compatNames", DecodeJobsFlag<&JobsOptions::compat_names>},
 };
 
 template <bool ControllerConfigOptions::*field>
@@ -130,7 +217,61 @@ Status JobsOptions::Validate() const {
   }
   if (max_agent_streams < 1 || max_agent_streams > 65536)
     return InvalidArgumentError("maxAgentStreams: must be in 1..65536");
+  if (!kubeconfig.empty() && in_cluster) {
+    return InvalidArgumentError(
+        "kubeconfig: set either kubeconfig or inCluster, not both");
+  }
+  if (agent_scheme != "http" && agent_scheme != "https") {
+    return InvalidArgumentError("agentScheme: must be http or https");
+  }
+  LENS_RETURN_IF_ERROR(ParseAgentList(agents).status());
+  LENS_RETURN_IF_ERROR(ParseStorageMounts(storage_mounts).status());
   return OkStatus();
+}
+
+StatusOr<std::vector<std::pair<std::string, std::string>>>
+JobsOptions::ParseAgentList(std::string_view text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    const std::string_view item = text.substr(start, comma - start);
+    const size_t eq = item.find('=');
+    if (eq == 0 || eq == std::string_view::npos ||
+        (item.substr(eq + 1).rfind("http://", 0) != 0 &&
+         item.substr(eq + 1).rfind("https://", 0) != 0)) {
+      return InvalidArgumentError("agents: \"" + std::string(item) +
+                                  "\" is not node=http(s)://host:port");
+    }
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    start = comma + 1;
+  }
+  return out;
+}
+
+StatusOr<std::vector<std::array<std::string, 3>>>
+JobsOptions::ParseStorageMounts(std::string_view text) {
+  std::vector<std::array<std::string, 3>> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    const std::string_view item = text.substr(start, comma - start);
+    const size_t eq = item.find('=');
+    const size_t colon = item.find(':', eq == std::string_view::npos ? 0 : eq);
+    if (eq == 0 || eq == std::string_view::npos ||
+        colon == std::string_view::npos || colon == eq + 1 ||
+        item.substr(colon + 1).rfind('/', 0) != 0) {
+      return InvalidArgumentError("storageMounts: \"" + std::string(item) +
+                                  "\" is not name=kind:/absolute/path");
+    }
+    out.push_back({std::string(item.substr(0, eq)),
+                   std::string(item.substr(eq + 1, colon - eq - 1)),
+                   std::string(item.substr(colon + 1))});
+    start = comma + 1;
+  }
+  return out;
 }
 
 namespace {

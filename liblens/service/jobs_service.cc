@@ -1,20 +1,48 @@
-// lens-jobs composed once: the store, the container event server and the
-// HTTP routes, from one options struct.
+// lens-jobs composed once: the store, the container event server, the
+// Kubernetes client with its leader elector, the scheduled jobs and the HTTP
+// routes, from one options struct.
 #include "lens/jobs_service.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <mutex>
+#include <thread>
 
 #include "lens/log.h"
 #include "lens/metrics.h"
 #include "lens/store.h"
 
 namespace lens {
+namespace {
+
+std::string DefaultIdentity() {
+  std::string name;
+  if (const char* pod = std::getenv("POD_NAME"); pod && *pod) {
+    name = pod;
+  } else {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    name = host[0] ? host : "lens-jobs";
+  }
+  return name + "_" + std::to_string(::getpid());
+}
+
+std::chrono::milliseconds TimeoutOf(std::chrono::milliseconds interval) {
+  return std::max(std::chrono::milliseconds(10), interval * 9 / 10);
+}
+
+}  // namespace
 
 Status JobsServiceOptions::Validate() const {
   if (database_url.empty()) return InvalidArgumentError("database: empty URL");
   LENS_RETURN_IF_ERROR(http.Validate().WithContext("http"));
   if (events.max_streams < 1)
     return InvalidArgumentError("events.max_streams: must be at least 1");
+  if (scheduled_jobs) LENS_RETURN_IF_ERROR(jobs.Validate().WithContext("jobs"));
+  if (!kube.server.empty() && leader_election && leader.identity.empty()) {
+    return InvalidArgumentError("jobs: leader election needs an identity");
+  }
   return OkStatus();
 }
 
@@ -37,8 +65,51 @@ StatusOr<JobsServiceOptions> JobsServiceOptionsFromConfig(
   o.events.max_streams = j.max_agent_streams;
   o.http.listen = j.listen_http;
   o.http.bearer_token = token;
+  o.http.public_paths = {"/healthz", "/readyz"};
+  o.http.priority_paths = {"/metrics", "/healthz", "/readyz"};
   o.http.tls_cert_file = j.tls_cert_file;
   o.http.tls_key_file = j.tls_key_file;
+  o.scheduled_jobs = j.scheduled_jobs;
+  if (j.in_cluster) {
+    LENS_ASSIGN_OR_RETURN(o.kube, InClusterConnection());
+  } else if (!j.kubeconfig.empty()) {
+    LENS_ASSIGN_OR_RETURN(o.kube, LoadKubeconfig(j.kubeconfig, j.context));
+  }
+  o.leader_election = j.leader_election;
+  o.leader.namespace_name = j.lease_namespace;
+  o.leader.lease_name = j.lease_name;
+  o.leader.identity = j.identity.empty() ? DefaultIdentity() : j.identity;
+  ScheduledJobsOptions& s = o.jobs;
+  LENS_ASSIGN_OR_RETURN(auto agents, JobsOptions::ParseAgentList(j.agents));
+  for (auto& [node, url] : agents) s.agents.push_back({node, url});
+  s.agent_namespace = j.agent_namespace;
+  s.agent_selector = j.agent_selector;
+  s.agent_port = j.agent_port;
+  s.agent_scheme = j.agent_scheme;
+  if (!j.agent_token_file.empty()) {
+    LENS_ASSIGN_OR_RETURN(
+        s.agent_token,
+        ReadBearerTokenFile(j.agent_token_file, "jobs.agentTokenFile"));
+  }
+  s.agent_ca_file = j.agent_ca_file;
+  s.agent_insecure_skip_tls_verify = j.agent_insecure_skip_tls_verify;
+  s.agent_timeout = j.agent_timeout;
+  auto schedule = [](std::chrono::milliseconds interval) {
+    return JobSchedule{interval, TimeoutOf(interval)};
+  };
+  s.gpu_allocation = schedule(j.gpu_allocation_interval);
+  s.gpu_consumers = schedule(j.gpu_consumers_interval);
+  s.node_info = schedule(j.node_info_interval);
+  s.device_info = schedule(j.device_info_interval);
+  s.workload_status = schedule(j.workload_status_interval);
+  s.pod_status = schedule(j.pod_status_interval);
+  s.storage_scan = schedule(j.storage_scan_interval);
+  LENS_ASSIGN_OR_RETURN(auto mounts,
+                        JobsOptions::ParseStorageMounts(j.storage_mounts));
+  for (auto& [name, kind, path] : mounts) {
+    s.storage_mounts.push_back({name, kind, path});
+  }
+  s.compat_names = j.compat_names;
   LENS_RETURN_IF_ERROR(o.Validate());
   return o;
 }
@@ -46,8 +117,15 @@ StatusOr<JobsServiceOptions> JobsServiceOptionsFromConfig(
 struct JobsService::Impl {
   std::unique_ptr<Store> store;
   std::unique_ptr<ContainerEventServer> events;
+  std::unique_ptr<KubeClient> client;
+  std::unique_ptr<KubeLeaderElector> elector;
+  std::unique_ptr<ScheduledJobs> jobs;
   std::unique_ptr<HttpServer> http;
+  std::thread elector_thread;
   std::mutex stop_mu;
+  bool stopped = false;  // GUARDED_BY(stop_mu)
+
+  bool Leading() const { return !elector || elector->IsLeader(); }
 };
 
 JobsService::JobsService() : impl_(std::make_unique<Impl>()) {}
@@ -62,27 +140,73 @@ StatusOr<std::unique_ptr<JobsService>> JobsService::Start(
   s.events =
       std::make_unique<ContainerEventServer>(options.events, s.store.get());
   LENS_RETURN_IF_ERROR(s.events->Start().WithContext("container event server"));
+  if (options.scheduled_jobs) {
+    if (!options.kube.server.empty()) {
+      LENS_ASSIGN_OR_RETURN(s.client, KubeClient::Create(options.kube));
+      if (options.leader_election) {
+        s.elector =
+            std::make_unique<KubeLeaderElector>(s.client.get(), options.leader);
+      }
+    }
+    LENS_ASSIGN_OR_RETURN(
+        s.jobs,
+        ScheduledJobs::Create(options.jobs, s.store.get(), s.client.get()));
+  }
+  Impl* impl = &s;
   LENS_ASSIGN_OR_RETURN(s.http, HttpServer::Create(options.http));
-  const ContainerEventServer* events = s.events.get();
   s.http->Handle("GET", "/metrics",
-                 [events](const HttpRequest&, HttpResponse* r) {
+                 [impl](const HttpRequest&, HttpResponse* r) {
                    r->content_type = std::string(kPrometheusTextContentType);
-                   r->body = events->RenderMetrics();
+                   r->body = impl->events->RenderMetrics();
+                   if (impl->jobs) r->body += impl->jobs->RenderMetrics();
                  });
   s.http->Handle("GET", "/healthz", [](const HttpRequest&, HttpResponse* r) {
     r->content_type = "text/plain";
     r->body = "ok\n";
   });
+  s.http->Handle("GET", "/readyz", [](const HttpRequest&, HttpResponse* r) {
+    r->content_type = "text/plain";
+    r->body = "ok\n";  // the store is open and the event server listens
+  });
+  s.http->Handle("GET", "/jobs", [impl](const HttpRequest&, HttpResponse* r) {
+    if (!impl->jobs) {
+      RespondError(404, "the scheduled jobs are off (jobs.scheduledJobs)", r);
+      return;
+    }
+    RespondData(impl->jobs->StatusJson(), r);
+  });
   LENS_RETURN_IF_ERROR(s.http->Start());
+  if (s.elector) {
+    s.elector_thread = std::thread([impl] {
+      Status st = impl->elector->Run();
+      if (!st.ok()) {
+        LENS_LOG(ERROR).Field("error", st.message()) << "leader election";
+      }
+    });
+  }
+  if (s.jobs) s.jobs->Start([impl] { return impl->Leading(); });
   return service;
 }
 
 void JobsService::Stop() {
   std::lock_guard lock(impl_->stop_mu);
+  if (impl_->stopped) return;
+  impl_->stopped = true;
   if (impl_->http) impl_->http->Stop();
+  if (impl_->jobs) impl_->jobs->Stop();
+  if (impl_->elector) impl_->elector->Stop();
+  if (impl_->elector_thread.joinable()) impl_->elector_thread.join();
   if (impl_->events) impl_->events->Stop();
 }
 
+Status JobsService::RunJob(std::string_view name) {
+  if (!impl_->jobs) {
+    return FailedPreconditionError("the scheduled jobs are off");
+  }
+  return impl_->jobs->RunOnce(name);
+}
+
+bool JobsService::IsLeader() const { return impl_->Leading(); }
 int JobsService::grpc_port() const { return impl_->events->port(); }
 std::string JobsService::http_url() const { return impl_->http->url(); }
 std::string JobsService::database() const { return impl_->store->target(); }

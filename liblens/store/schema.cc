@@ -273,6 +273,24 @@ ALTER TABLE nodes ADD COLUMN kubelet_version TEXT NOT NULL DEFAULT '';
 ALTER TABLE nodes ADD COLUMN container_runtime TEXT NOT NULL DEFAULT '';
 )sql";
 
+// What lens-jobs derives: per node the GPUs its pods hold, their mean
+// utilisation and whether its agent answers; per workload its active pods;
+// the allocation history the dashboard draws (node '' is the cluster).
+constexpr std::string_view kV4 = R"sql(
+ALTER TABLE nodes ADD COLUMN gpu_allocated INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN gpu_utilization {REAL};
+ALTER TABLE nodes ADD COLUMN agent_state TEXT NOT NULL DEFAULT '';
+ALTER TABLE nodes ADD COLUMN agent_seen_at {TS};
+ALTER TABLE gpu_workloads ADD COLUMN active_pods INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE gpu_allocation_history (
+  node TEXT NOT NULL,
+  at {TS} NOT NULL,
+  gpus_allocated INTEGER NOT NULL,
+  gpus_allocatable INTEGER NOT NULL,
+  PRIMARY KEY (node, at));
+CREATE INDEX gpu_allocation_history_at ON gpu_allocation_history (at);
+)sql";
+
 // PostgreSQL only: the timestamp conversion functions of db.h, exact to the
 // microsecond (SQLite registers identities instead).
 constexpr std::string_view kPgTimeFunctions = R"sql(
@@ -318,6 +336,8 @@ std::vector<Migration> Migrations(Dialect dialect) {
       {2, "training validations and memory reports", Render(kV2, dialect)});
   out.push_back({3, "pod start, end and restarts; node kubelet facts",
                  Render(kV3, dialect)});
+  out.push_back({4, "GPU allocation, utilisation and agent state",
+                 Render(kV4, dialect)});
   return out;
 }
 

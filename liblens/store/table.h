@@ -321,6 +321,19 @@ Field<R> OptTime(std::string_view name, std::optional<Timestamp> R::*m) {
           nullptr};
 }
 
+// An optional real number: NULL when unset or not finite.
+template <typename R>
+Field<R> OptReal(std::string_view name, std::optional<double> R::*m) {
+  return {{name},
+          [m](std::string_view, const R& r, Scratch&) -> StatusOr<Param> {
+            return Finite(r.*m);
+          },
+          [m](const Rows& rows, size_t i, size_t c, R* r) {
+            if (!rows.IsNull(i, c)) r->*m = rows.Double(i, c);
+          },
+          nullptr};
+}
+
 // An enum stored as its text, `text(value)`, read back through `parse`.
 template <typename R, typename E>
 Field<R> Enum(std::string_view name, E R::*m, E (*parse)(std::string_view),

@@ -22,6 +22,7 @@ const store::Table<WorkloadRecord>& Workloads() {
        f::Key("namespace", &R::namespace_name),
        f::Name("parent_uid", &R::parent_uid), f::Name("status", &R::status),
        f::Int("gpu_request", &R::gpu_request),
+       f::Int("active_pods", &R::active_pods),
        f::LabelsColumn("labels", &R::labels),
        f::CreatedAt("created_at", &R::created_at, &R::updated_at),
        f::OptTime("ended_at", &R::ended_at),
@@ -34,6 +35,34 @@ const store::Table<WorkloadRecord>& Workloads() {
 
 Status PodRepository::UpsertWorkloads(std::span<const WorkloadRecord> in) {
   return Workloads().Write(*db_, in);
+}
+
+Status PodRepository::UpdateWorkloadStatus(std::span<const WorkloadRecord> in) {
+  constexpr std::string_view t = "gpu_workloads";
+  std::vector<WorkloadRecord> rows(in.begin(), in.end());
+  for (WorkloadRecord& w : rows) {
+    LENS_RETURN_IF_ERROR(store::CheckKey(t, "uid", &w.uid));
+    LENS_RETURN_IF_ERROR(store::CheckKey(t, "status", &w.status));
+    LENS_RETURN_IF_ERROR(store::CheckTime(t, "updated_at", w.updated_at));
+  }
+  return db_->Write([&](Conn& c) -> Status {
+    for (const WorkloadRecord& w : rows) {
+      const Param p[] = {std::string_view(w.uid),  std::string_view(w.status),
+                         int64_t{w.gpu_request},   int64_t{w.active_pods},
+                         store::OptUs(w.ended_at), store::Us(w.updated_at)};
+      Rows out;
+      LENS_RETURN_IF_ERROR(c.Execute(
+          "UPDATE gpu_workloads SET status = $2, gpu_request = $3, "
+          "active_pods = $4, ended_at = lens_ts($5), updated_at = lens_ts($6) "
+          "WHERE uid = $1 RETURNING uid",
+          p, &out));
+      if (out.empty()) {
+        return NotFoundError("gpu_workloads: workload '" + w.uid +
+                             "' not found");
+      }
+    }
+    return OkStatus();
+  });
 }
 
 StatusOr<WorkloadRecord> PodRepository::GetWorkload(std::string_view uid) {
@@ -64,6 +93,8 @@ StatusOr<Page<WorkloadRecord>> PodRepository::ListWorkloads(
   f.AddIf(!q.status.empty(), "status = ?", q.status);
   f.AddIf(q.parent_uid.has_value(), "parent_uid = ?",
           q.parent_uid ? Param(std::string_view(*q.parent_uid)) : Param());
+  if (q.ended)
+    f.Add(*q.ended ? "ended_at IS NOT NULL" : "ended_at IS NULL", {});
   f.AddRange("created_at", q.created);
   Page<WorkloadRecord> page{{}, 0, q.page.page_num, q.page.page_size};
   LENS_ASSIGN_OR_RETURN(

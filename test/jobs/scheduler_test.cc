@@ -1,0 +1,135 @@
+#include "jobs/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+namespace lens::jobs {
+namespace {
+
+using std::chrono::milliseconds;
+
+JobState StateOf(const Scheduler& s, const std::string& name) {
+  for (const JobState& st : s.States()) {
+    if (st.name == name) return st;
+  }
+  return {};
+}
+
+template <typename F>
+bool WaitFor(F done, milliseconds limit = milliseconds(5000)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return true;
+}
+
+TEST(SchedulerTest, RunsEachJobEveryIntervalAndCountsRuns) {
+  std::atomic<int> runs{0};
+  Scheduler s({{"tick", milliseconds(20), milliseconds(1000), [&](SteadyTime) {
+                  ++runs;
+                  return OkStatus();
+                }}});
+  s.Start(nullptr);
+  ASSERT_TRUE(WaitFor([&] { return runs >= 4; }));
+  s.Stop();
+  const JobState st = StateOf(s, "tick");
+  EXPECT_EQ(st.runs, static_cast<uint64_t>(runs.load()));
+  EXPECT_EQ(st.failures, 0u);
+  EXPECT_TRUE(st.last_success.has_value());
+  EXPECT_EQ(st.durations.count, st.runs);
+  EXPECT_FALSE(st.running);
+}
+
+TEST(SchedulerTest, NeverRunsOneJobTwiceAtOnceAndCountsSkippedTicks) {
+  std::atomic<int> in_flight{0}, max_in_flight{0}, runs{0};
+  Scheduler s({{"slow", milliseconds(10), milliseconds(1000), [&](SteadyTime) {
+                  const int now = ++in_flight;
+                  int seen = max_in_flight;
+                  while (now > seen &&
+                         !max_in_flight.compare_exchange_weak(seen, now)) {
+                  }
+                  std::this_thread::sleep_for(milliseconds(55));
+                  --in_flight;
+                  ++runs;
+                  return OkStatus();
+                }}});
+  s.Start(nullptr);
+  // RunOnce from another thread waits for the loop's run, never overlaps.
+  std::thread other([&] { EXPECT_TRUE(s.RunOnce("slow").ok()); });
+  ASSERT_TRUE(WaitFor([&] { return runs >= 4; }));
+  other.join();
+  s.Stop();
+  EXPECT_EQ(max_in_flight.load(), 1);
+  // Each 55 ms run covers about five 10 ms ticks: most are skipped.
+  EXPECT_GE(StateOf(s, "slow").skipped, 3u);
+}
+
+TEST(SchedulerTest, ARunPastItsTimeoutIsAFailureAndErrorsAreKept) {
+  std::atomic<int> calls{0};
+  Scheduler s({{"late", milliseconds(100000), milliseconds(10),
+                [&](SteadyTime deadline) {
+                  ++calls;
+                  std::this_thread::sleep_until(deadline + milliseconds(20));
+                  return OkStatus();
+                }},
+               {"broken", milliseconds(100000), milliseconds(1000),
+                [](SteadyTime) { return UnavailableError("store is down"); }}});
+  Status late = s.RunOnce("late");
+  EXPECT_EQ(late.code(), StatusCode::kDeadlineExceeded) << late.message();
+  EXPECT_NE(late.message().find("timeout of 10 ms"), std::string::npos);
+  Status broken = s.RunOnce("broken");
+  EXPECT_EQ(broken.code(), StatusCode::kUnavailable);
+  const JobState b = StateOf(s, "broken");
+  EXPECT_EQ(b.runs, 1u);
+  EXPECT_EQ(b.failures, 1u);
+  EXPECT_EQ(b.last_error, "store is down");
+  EXPECT_FALSE(b.last_success.has_value());
+  EXPECT_EQ(s.RunOnce("nope").code(), StatusCode::kNotFound);
+}
+
+TEST(SchedulerTest, RunsOnlyWhileLeading) {
+  std::atomic<bool> leading{false};
+  std::atomic<int> runs{0};
+  Scheduler s({{"led", milliseconds(10), milliseconds(1000), [&](SteadyTime) {
+                  ++runs;
+                  return OkStatus();
+                }}});
+  s.Start([&] { return leading.load(); });
+  std::this_thread::sleep_for(milliseconds(80));
+  EXPECT_EQ(runs.load(), 0);
+  EXPECT_EQ(StateOf(s, "led").skipped, 0u);  // a follower skips nothing
+  leading = true;
+  ASSERT_TRUE(WaitFor([&] { return runs >= 2; }));
+  leading = false;
+  std::this_thread::sleep_for(milliseconds(30));  // a run in flight ends
+  const int after = runs;
+  std::this_thread::sleep_for(milliseconds(80));
+  EXPECT_EQ(runs.load(), after);
+  s.Stop();
+}
+
+TEST(SchedulerTest, StopReturnsPromptlyBetweenLongIntervals) {
+  Scheduler s({{"hourly", std::chrono::hours(1), milliseconds(1000),
+                [](SteadyTime) { return OkStatus(); }}});
+  s.Start(nullptr);
+  ASSERT_TRUE(WaitFor([&] { return StateOf(s, "hourly").runs == 1; }));
+  const auto start = std::chrono::steady_clock::now();
+  s.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(500));
+}
+
+TEST(SchedulerTest, AJobThatThrowsFailsWithoutTakingTheProcessDown) {
+  Scheduler s(
+      {{"throws", milliseconds(1000), milliseconds(1000),
+        [](SteadyTime) -> Status { throw std::runtime_error("boom"); }}});
+  Status st = s.RunOnce("throws");
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_NE(st.message().find("boom"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lens::jobs
