@@ -42,7 +42,14 @@ py::dict ToDict(const NodeRecord& n) {
       "driver_version"_a = n.driver_version,
       "gpu_allocatable"_a = n.gpu_allocatable,
       "kubelet_version"_a = n.kubelet_version,
-      "container_runtime"_a = n.container_runtime, "labels"_a = Dict(n.labels),
+      "container_runtime"_a = n.container_runtime,
+      "gpu_allocated"_a = n.gpu_allocated,
+      "gpu_utilization_ratio"_a =
+          n.gpu_utilization_ratio
+              ? py::object(py::float_(*n.gpu_utilization_ratio))
+              : py::object(py::none()),
+      "agent_state"_a = n.agent_state,
+      "agent_seen_at"_a = Seconds(n.agent_seen_at), "labels"_a = Dict(n.labels),
       "created_at"_a = Seconds(n.created_at),
       "updated_at"_a = Seconds(n.updated_at));
 }
@@ -102,7 +109,8 @@ py::dict ToDict(const WorkloadRecord& w) {
                   "kind"_a = w.kind, "name"_a = w.name,
                   "namespace"_a = w.namespace_name,
                   "parent_uid"_a = w.parent_uid, "status"_a = w.status,
-                  "gpu_request"_a = w.gpu_request, "labels"_a = Dict(w.labels),
+                  "gpu_request"_a = w.gpu_request,
+                  "active_pods"_a = w.active_pods, "labels"_a = Dict(w.labels),
                   "created_at"_a = Seconds(w.created_at),
                   "ended_at"_a = Seconds(w.ended_at),
                   "updated_at"_a = Seconds(w.updated_at));

@@ -188,7 +188,7 @@ class LENS_EXPORT NodeAgent {
   // metrics; cached per cycle.
   std::string RenderMetrics() const;
   // Adds /metrics, /healthz, /gpus, /gpuDriverVersion, /cardMetrics,
-  // /driMapping, /rdma and /node to `server`.
+  // /driMapping, /rdma, /node and /report (what lens-jobs reads) to `server`.
   void RegisterRoutes(HttpServer& server);
   // Called on the loop's thread after the first cycle and after every cycle
   // in which a collector re-read its inventory (devices added or removed),

@@ -156,12 +156,16 @@ def test_pod_and_workload_queries_serve_the_controllers_rows(controller_db):
     job = store.workload(JOB_UID)
     assert job["kind"] == "PyTorchJob" and job["status"] == "Running"
     assert job["gpu_request"] == 32 and job["parent_uid"] == ""
+    assert job["active_pods"] == 4
     assert [w["uid"] for w in store.workloads(parent_uid="")["items"]] == [JOB_UID]
 
     node = store.node("mi300x-node-01")
     assert node["status"] == "Ready" and node["gpu_count"] == 8
     assert node["gpu_allocatable"] == 8 and node["kubelet_version"] == "v1.30.4"
     assert node["container_runtime"].startswith("containerd://")
+    # The agent's columns are lens-jobs': none known yet.
+    assert node["agent_state"] == "" and node["agent_seen_at"] is None
+    assert node["gpu_utilization_ratio"] is None and node["gpu_allocated"] == 0
 
     # It only read: lists, watches and one get of the owner (plus discovery).
     assert {m for m, _, _ in server.requests} == {"GET"}

@@ -1,0 +1,122 @@
+// The node agent's /report as lens-jobs reads it: the route of a real node
+// service on a fixture host decoded field by field, and what is refused.
+#include "jobs/agents.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <thread>
+
+#include "lens/node_service.h"
+
+namespace lens::jobs {
+namespace {
+
+const std::string kHosts = std::string(LENS_FIXTURES_DIR) + "/hosts/";
+
+std::unique_ptr<NodeService> Serve(const std::string& host) {
+  Config c;
+  c.node_exporter.sysfs_root = kHosts + host + "/sys";
+  c.node_exporter.procfs_root = kHosts + host + "/proc";
+  c.node_exporter.dev_root = kHosts + host + "/dev";
+  c.node_exporter.listen_address = "127.0.0.1:0";
+  c.node_exporter.nvidia_gpus = false;
+  auto options = NodeServiceOptionsFromConfig(c, kNodeAgent);
+  EXPECT_TRUE(options.ok()) << options.status();
+  if (!options.ok()) return nullptr;
+  options->node_name = "node-a";
+  auto service = NodeService::Start(*options);
+  EXPECT_TRUE(service.ok()) << service.status();
+  if (!service.ok()) return nullptr;
+  for (int i = 0; i < 200 && (*service)->agent()->snapshot()->cycle == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return std::move(*service);
+}
+
+TEST(AgentReportTest, DecodesTheRealRouteOfAnMi300xHost) {
+  auto service = Serve("mi300x-8x-mlx5");
+  ASSERT_NE(service, nullptr);
+  const std::string url = service->url();
+  httplib::Client c("127.0.0.1", std::stoi(url.substr(url.rfind(':') + 1)));
+  auto res = c.Get("/report");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  auto r = ParseAgentReport(res->body);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->node_name, "node-a");
+  EXPECT_EQ(r->cpu_model, "AMD EPYC 9654 96-Core Processor");
+  EXPECT_EQ(r->memory_bytes, int64_t{1584710736} * 1024);
+  EXPECT_GT(r->cpu_count, 0);
+  EXPECT_EQ(r->driver_version, "6.8.5");
+  ASSERT_EQ(r->gpus.size(), 8u);
+  int busy = 0;
+  for (size_t i = 0; i < r->gpus.size(); ++i) {
+    const AgentGpu& g = r->gpus[i];
+    EXPECT_EQ(g.device.gpu_index, static_cast<int32_t>(i));
+    EXPECT_EQ(g.device.vendor, "amd");
+    EXPECT_EQ(g.device.serial.size(), 12u) << g.device.serial;
+    EXPECT_EQ(g.device.bdf.size(), 12u) << g.device.bdf;  // 0000:11:00.0
+    EXPECT_GT(g.device.vram_bytes, 0);
+    ASSERT_TRUE(g.utilization_ratio.has_value());
+    if (*g.utilization_ratio == 1.0) {
+      ++busy;
+      EXPECT_EQ(g.device.serial, "692353001198");
+    } else {
+      EXPECT_EQ(*g.utilization_ratio, 0.0);
+    }
+  }
+  EXPECT_EQ(busy, 1);
+  ASSERT_EQ(r->rdma.size(), 8u);
+  EXPECT_EQ(r->rdma[0].name, "mlx5_0");
+  EXPECT_EQ(r->rdma[0].node_guid, "946d:ae03:004a:1b20");
+  EXPECT_FALSE(r->rdma[0].fw_version.empty());
+  EXPECT_FALSE(r->rdma[0].bdf.empty());
+}
+
+TEST(AgentReportTest, RefusesWhatIsNotAReportAndSaysWhat) {
+  struct Case {
+    const char* body;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"", "not a JSON object"},
+      {"<html>502</html>", "not a JSON object"},
+      {"[1,2]", "not a JSON object"},
+      {"{\"code\":0}", "no \"data\" object"},
+      {"{\"data\":{\"gpus\":{}}}", "gpus: not an array"},
+      {"{\"data\":{\"gpus\":[7]}}", "gpus[0]: not an object"},
+      {"{\"data\":{\"gpus\":[{\"serial\":\"x\"}]}}", "gpus[0]: no valid index"},
+      {"{\"data\":{\"gpus\":[{\"index\":-1}]}}", "gpus[0]: no valid index"},
+      {"{\"data\":{\"rdma\":[{\"node_guid\":\"x\"}]}}", "rdma[0]: no name"},
+      {"{\"data\":{\"node\":\"x\"}}", "node: not an object"},
+  };
+  for (const Case& c : cases) {
+    auto r = ParseAgentReport(c.body);
+    ASSERT_FALSE(r.ok()) << c.body;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(c.says), std::string::npos)
+        << c.body << ": " << r.status().message();
+  }
+  std::string many = "{\"data\":{\"gpus\":[";
+  for (int i = 0; i < 1025; ++i) {
+    many += (i ? ",{\"index\":" : "{\"index\":") + std::to_string(i) + "}";
+  }
+  many += "]}}";
+  EXPECT_NE(ParseAgentReport(many).status().message().find("more than 1024"),
+            std::string::npos);
+}
+
+TEST(AgentReportTest, OutOfRangeSamplesAreClampedAndNonNumbersIgnored) {
+  auto r = ParseAgentReport(
+      "{\"data\":{\"gpus\":[{\"index\":0,\"sample\":{\"utilization_ratio\":"
+      "1.7}},{\"index\":1,\"sample\":{\"utilization_ratio\":null}},"
+      "{\"index\":2,\"sample\":{\"utilization_ratio\":\"high\"}}]}}");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->gpus[0].utilization_ratio, 1.0);
+  EXPECT_FALSE(r->gpus[1].utilization_ratio.has_value());
+  EXPECT_FALSE(r->gpus[2].utilization_ratio.has_value());
+}
+
+}  // namespace
+}  // namespace lens::jobs
