@@ -1,10 +1,14 @@
-// libFuzzer target for what Lens reads from the Kubernetes API server (built
-// with LENS_BUILD_FUZZERS=ON and clang): watch event lines, list pages, and
-// the pods, owners and nodes inside them.
+// libFuzzer target for what the cluster side reads from other processes
+// (built with LENS_BUILD_FUZZERS=ON and clang): the API server's watch event
+// lines, list pages, and the pods, owners and nodes inside them; and a node
+// agent's /report as lens-jobs decodes it.
 //
-// Input layout: byte 0 chooses the form (even: one watch event line; odd: a
-// list body); the rest is what the server sent. Besides crashes and UB, it
-// checks the decoders' contracts: the cheap cache filter never says "no
+// Input layout: byte 0 chooses the form (mod 3: 0 one watch event line, 1 a
+// list body, 2 an agent report); the rest is what the peer sent. Besides
+// crashes and UB, it checks the decoders' contracts: a report has at most
+// 1024 devices of each kind, GPU indexes in 0..65535 and utilisations in
+// 0..1; and it
+// checks that the cheap cache filter never says "no
 // GPUs" for a pod DecodePod finds GPUs in, an event's object decodes to the
 // uid and name its metadata gave, and a decoded pod's requests are not
 // negative.
@@ -19,6 +23,7 @@
 #include "cluster/node_model.h"
 #include "cluster/pod_model.h"
 #include "cluster/workload_model.h"
+#include "jobs/agents.h"
 #include "kube/kube_json.h"
 
 namespace {
@@ -56,7 +61,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const std::string_view input(reinterpret_cast<const char*>(data) + 1,
                                size - 1);
-  if (data[0] % 2 == 0) {
+  if (data[0] % 3 == 2) {
+    auto report = lens::jobs::ParseAgentReport(input);
+    if (report.ok()) {
+      if (report->gpus.size() > 1024 || report->rdma.size() > 1024) {
+        Fail("more than 1024 devices accepted", input);
+      }
+      for (const lens::jobs::AgentGpu& g : report->gpus) {
+        if (g.device.gpu_index < 0 || g.device.gpu_index > 65535) {
+          Fail("a GPU index out of range", input);
+        }
+        if (g.utilization_ratio &&
+            !(*g.utilization_ratio >= 0 && *g.utilization_ratio <= 1)) {
+          Fail("a utilisation outside 0..1", input);
+        }
+      }
+    }
+  } else if (data[0] % 3 == 0) {
     auto event = lens::ParseKubeWatchEvent(input, "fuzz");
     if (event.ok() && !event->object.json.empty()) CheckObject(event->object);
   } else {

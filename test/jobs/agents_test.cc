@@ -7,6 +7,7 @@
 
 #include <thread>
 
+#include "lens/http.h"
 #include "lens/node_service.h"
 
 namespace lens::jobs {
@@ -116,6 +117,87 @@ TEST(AgentReportTest, OutOfRangeSamplesAreClampedAndNonNumbersIgnored) {
   EXPECT_EQ(r->gpus[0].utilization_ratio, 1.0);
   EXPECT_FALSE(r->gpus[1].utilization_ratio.has_value());
   EXPECT_FALSE(r->gpus[2].utilization_ratio.has_value());
+}
+
+// Agents served by this process (our HTTP server, a canned report each).
+class CannedAgents {
+ public:
+  explicit CannedAgents(int n) {
+    for (int i = 0; i < n; ++i) {
+      HttpServerOptions o;
+      o.listen = "127.0.0.1:0";
+      auto server = HttpServer::Create(o);
+      EXPECT_TRUE(server.ok()) << server.status();
+      const std::string body =
+          "{\"code\":0,\"data\":{\"node_name\":\"n" + std::to_string(i) +
+          "\",\"gpus\":[{\"index\":0,\"serial\":\"S" + std::to_string(i) +
+          "\",\"sample\":{\"utilization_ratio\":0.5}}]},\"message\":\"success\"}";
+      (*server)->Handle("GET", "/report",
+                        [body](const HttpRequest&, HttpResponse* r) {
+                          r->body = body;
+                        });
+      EXPECT_TRUE((*server)->Start().ok());
+      targets.push_back({"n" + std::to_string(i), (*server)->url()});
+      servers.push_back(std::move(*server));
+    }
+  }
+  std::vector<std::unique_ptr<HttpServer>> servers;
+  std::vector<NodeAgentTarget> targets;
+};
+
+TEST(AgentPoolTest, ReadsAgentsInParallelAndKeepsTheLastGoodAnswer) {
+  CannedAgents agents(12);
+  ScheduledJobsOptions o;
+  o.agents = agents.targets;
+  o.agent_concurrency = 4;
+  o.agent_timeout = std::chrono::milliseconds(2000);
+  AgentPool pool(o, nullptr);
+  const auto far = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  Status discovery;
+  auto views = pool.Refresh(std::chrono::milliseconds(0), far, &discovery);
+  EXPECT_TRUE(discovery.ok()) << discovery;
+  ASSERT_EQ(views.size(), 12u);
+  for (const AgentView& v : views) {
+    EXPECT_TRUE(v.ok) << v.node << ": " << v.error;
+    ASSERT_TRUE(v.report.has_value()) << v.node;
+    EXPECT_EQ(v.report->node_name, v.node);
+    EXPECT_EQ(v.report->gpus[0].device.serial, "S" + v.node.substr(1));
+    EXPECT_TRUE(v.seen_at.has_value());
+  }
+  // Three stop answering: stale, their last report kept, the others fresh.
+  for (int i = 0; i < 3; ++i) agents.servers[i]->Stop();
+  views = pool.Refresh(std::chrono::milliseconds(0), far);
+  int stale = 0;
+  for (const AgentView& v : views) {
+    ASSERT_TRUE(v.report.has_value()) << v.node;
+    if (!v.ok) {
+      ++stale;
+      EXPECT_FALSE(v.error.empty());
+      EXPECT_NE(v.error.find(v.url), std::string::npos) << v.error;
+    }
+  }
+  EXPECT_EQ(stale, 3);
+  // Answers younger than max_age are not read again.
+  for (int i = 3; i < 12; ++i) agents.servers[i]->Stop();
+  views = pool.Refresh(std::chrono::hours(1), far);
+  int ok = 0;
+  for (const AgentView& v : views) ok += v.ok;
+  EXPECT_EQ(ok, 9);
+}
+
+TEST(AgentPoolTest, NothingStartsPastTheDeadline) {
+  CannedAgents agents(2);
+  ScheduledJobsOptions o;
+  o.agents = agents.targets;
+  AgentPool pool(o, nullptr);
+  auto views = pool.Refresh(std::chrono::milliseconds(0),
+                            std::chrono::steady_clock::now() -
+                                std::chrono::seconds(1));
+  ASSERT_EQ(views.size(), 2u);
+  for (const AgentView& v : views) {
+    EXPECT_FALSE(v.ok);
+    EXPECT_NE(v.error.find("ran out of time"), std::string::npos) << v.error;
+  }
 }
 
 }  // namespace
