@@ -105,15 +105,14 @@ py::dict ToDict(const PodResourcesRecord& r) {
       "updated_at"_a = Seconds(r.updated_at));
 }
 py::dict ToDict(const WorkloadRecord& w) {
-  return py::dict("uid"_a = w.uid, "api_version"_a = w.api_version,
-                  "kind"_a = w.kind, "name"_a = w.name,
-                  "namespace"_a = w.namespace_name,
-                  "parent_uid"_a = w.parent_uid, "status"_a = w.status,
-                  "gpu_request"_a = w.gpu_request,
-                  "active_pods"_a = w.active_pods, "labels"_a = Dict(w.labels),
-                  "created_at"_a = Seconds(w.created_at),
-                  "ended_at"_a = Seconds(w.ended_at),
-                  "updated_at"_a = Seconds(w.updated_at));
+  return py::dict(
+      "uid"_a = w.uid, "api_version"_a = w.api_version, "kind"_a = w.kind,
+      "name"_a = w.name, "namespace"_a = w.namespace_name,
+      "parent_uid"_a = w.parent_uid, "status"_a = w.status,
+      "gpu_request"_a = w.gpu_request, "active_pods"_a = w.active_pods,
+      "labels"_a = Dict(w.labels), "created_at"_a = Seconds(w.created_at),
+      "ended_at"_a = Seconds(w.ended_at),
+      "updated_at"_a = Seconds(w.updated_at));
 }
 py::dict ToDict(const ContainerRecord& c) {
   py::list devices;

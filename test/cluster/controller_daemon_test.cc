@@ -234,22 +234,24 @@ TEST_F(ControllerDaemonTest, ServesItsStateAndSurvivesSigkill) {
   EXPECT_EQ(doc[0]["pods"].Size(), 4u);
 }
 
-// `lens up --kubeconfig` runs the controller in the same process as the
-// node side, without a Lease.
+// `lens up --kubeconfig` runs the controller and the scheduled jobs in the
+// same process as the node side, without a Lease.
 TEST_F(ControllerDaemonTest, LensUpRunsTheControllerInProcess) {
   CreateFixture(server_, "nodes.json");
   CreateFixture(server_, "pytorchjob.json");
   const int controller_port = test::FreeLoopbackPort();
+  const int jobs_port = test::FreeLoopbackPort();
   log_ = dir_ + "/up.log";
   pid_ = ::fork();
   if (pid_ == 0) {
     std::freopen(log_.c_str(), "w", stdout);
     std::freopen((dir_ + "/up.err").c_str(), "w", stderr);
     const std::string listen = "127.0.0.1:" + std::to_string(controller_port);
+    const std::string jobs = "127.0.0.1:" + std::to_string(jobs_port);
     ::execl(LENS_CLI_BIN, "lens", "up", "--kubeconfig", kubeconfig_.c_str(),
             "--database", database_.c_str(), "--listen", "127.0.0.1:0",
             "--flows-listen", "127.0.0.1:0", "--controller-listen",
-            listen.c_str(), (char*)nullptr);
+            listen.c_str(), "--jobs-listen", jobs.c_str(), (char*)nullptr);
     ::_exit(127);
   }
   http_ = std::make_unique<httplib::Client>("127.0.0.1", controller_port);
@@ -270,6 +272,31 @@ TEST_F(ControllerDaemonTest, LensUpRunsTheControllerInProcess) {
       server_.Get("coordination.k8s.io/v1", "Lease", "lens", "lens-controller"),
       "")
       << "one process, no election";
+  // The jobs read this machine's agent into the same store.
+  httplib::Client jobs("127.0.0.1", jobs_port);
+  ASSERT_TRUE(WaitUntil([&] {
+    auto r = jobs.Get("/jobs");
+    if (!r || r->status != 200) return false;
+    rapidjson::Document doc;
+    doc.Parse(r->body.c_str());
+    if (!doc.IsObject() || !doc["data"].IsArray()) return false;
+    for (const auto& job : doc["data"].GetArray()) {
+      if (job["name"] == "node-info" && job["last_result"] == "ok") {
+        return true;
+      }
+    }
+    return false;
+  })) << test::ReadFile(log_);
+  ASSERT_TRUE(WaitUntil([&] {
+    auto nodes = store->nodes().ListNodes({});
+    if (!nodes.ok()) return false;
+    for (const NodeRecord& n : nodes->items) {
+      if (n.agent_state == "ok" && n.agent_seen_at) return true;
+    }
+    return false;
+  }));
+  EXPECT_EQ(server_.Get("coordination.k8s.io/v1", "Lease", "lens", "lens-jobs"),
+            "");
   ::kill(pid_, SIGINT);
   auto status = test::WaitExit(pid_, std::chrono::seconds(20));
   pid_ = -1;

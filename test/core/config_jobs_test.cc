@@ -101,8 +101,7 @@ TEST(ConfigJobsTest, AMissingAgentTokenFileIsNamed) {
   ASSERT_TRUE(c.ok()) << c.status();
   auto o = JobsServiceOptionsFromConfig(*c);
   ASSERT_FALSE(o.ok());
-  EXPECT_NE(o.status().message().find("jobs.agentTokenFile"),
-            std::string::npos)
+  EXPECT_NE(o.status().message().find("jobs.agentTokenFile"), std::string::npos)
       << o.status();
 }
 

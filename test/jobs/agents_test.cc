@@ -131,11 +131,11 @@ class CannedAgents {
       const std::string body =
           "{\"code\":0,\"data\":{\"node_name\":\"n" + std::to_string(i) +
           "\",\"gpus\":[{\"index\":0,\"serial\":\"S" + std::to_string(i) +
-          "\",\"sample\":{\"utilization_ratio\":0.5}}]},\"message\":\"success\"}";
-      (*server)->Handle("GET", "/report",
-                        [body](const HttpRequest&, HttpResponse* r) {
-                          r->body = body;
-                        });
+          "\",\"sample\":{\"utilization_ratio\":0.5}}]},\"message\":"
+          "\"success\"}";
+      (*server)->Handle(
+          "GET", "/report",
+          [body](const HttpRequest&, HttpResponse* r) { r->body = body; });
       EXPECT_TRUE((*server)->Start().ok());
       targets.push_back({"n" + std::to_string(i), (*server)->url()});
       servers.push_back(std::move(*server));
@@ -190,9 +190,9 @@ TEST(AgentPoolTest, NothingStartsPastTheDeadline) {
   ScheduledJobsOptions o;
   o.agents = agents.targets;
   AgentPool pool(o, nullptr);
-  auto views = pool.Refresh(std::chrono::milliseconds(0),
-                            std::chrono::steady_clock::now() -
-                                std::chrono::seconds(1));
+  auto views =
+      pool.Refresh(std::chrono::milliseconds(0),
+                   std::chrono::steady_clock::now() - std::chrono::seconds(1));
   ASSERT_EQ(views.size(), 2u);
   for (const AgentView& v : views) {
     EXPECT_FALSE(v.ok);

@@ -36,9 +36,9 @@ TEST_P(ClusterViewStore, WritersOfANodeNeverOverwriteEachOther) {
   kube.cpu_model = "ignored: not the controller's";
   kube.labels = {{"zone", "a"}};
   kube.updated_at = At(kT0);
-  ASSERT_TRUE(
-      store_->nodes().UpsertNodes(std::span(&kube, 1), NodeColumns::kKubernetes)
-          .ok());
+  ASSERT_TRUE(store_->nodes()
+                  .UpsertNodes(std::span(&kube, 1), NodeColumns::kKubernetes)
+                  .ok());
   NodeRecord agent;
   agent.name = "node-a";
   agent.cpu_model = "AMD EPYC 9654 96-Core Processor";
@@ -49,15 +49,15 @@ TEST_P(ClusterViewStore, WritersOfANodeNeverOverwriteEachOther) {
   agent.agent_seen_at = At(kT0 + 5);
   agent.status = "ignored: not the agent's";
   agent.updated_at = At(kT0 + 10);
-  ASSERT_TRUE(
-      store_->nodes().UpsertNodes(std::span(&agent, 1), NodeColumns::kAgent)
-          .ok());
+  ASSERT_TRUE(store_->nodes()
+                  .UpsertNodes(std::span(&agent, 1), NodeColumns::kAgent)
+                  .ok());
   // The controller writes again (the node changed): the agent's stay.
   kube.status = "NotReady";
   kube.updated_at = At(kT0 + 20);
-  ASSERT_TRUE(
-      store_->nodes().UpsertNodes(std::span(&kube, 1), NodeColumns::kKubernetes)
-          .ok());
+  ASSERT_TRUE(store_->nodes()
+                  .UpsertNodes(std::span(&kube, 1), NodeColumns::kKubernetes)
+                  .ok());
   auto n = store_->nodes().GetNode("node-a");
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(n->status, "NotReady");
@@ -119,8 +119,7 @@ TEST_P(ClusterViewStore, AllocationHistoryIsBoundedAndRangeable) {
   EXPECT_EQ((*range)[0].gpus_allocated, 2);
   // Writing with a later cutoff drops what is older: the history is bounded.
   const GpuAllocationRecord next[] = {{"", At(kT0 + 20000000), 3, 16}};
-  ASSERT_TRUE(
-      store_->nodes().AddGpuAllocation(next, At(kT0 + 8000000)).ok());
+  ASSERT_TRUE(store_->nodes().AddGpuAllocation(next, At(kT0 + 8000000)).ok());
   EXPECT_EQ(store_->nodes().ListGpuAllocation("", {})->size(), 3u);
   EXPECT_EQ(store_->nodes().ListGpuAllocation("node-a", {})->size(), 2u);
   EXPECT_EQ(store_->nodes().ListGpuAllocation("", {}, 0).status().code(),
