@@ -290,7 +290,7 @@ Status Seed(Store& store) {
     r.name = (job ? "train-" : "serve-") + std::to_string(w);
     r.namespace_name = "team-" + std::to_string(w % 40);
     r.status = "Running";
-    r.created_at = now - std::chrono::hours(2);
+    r.created_at = now - std::chrono::hours(4) + std::chrono::seconds(w);
     r.updated_at = r.created_at;
   }
   std::vector<PodRecord> pods;
@@ -315,7 +315,9 @@ Status Seed(Store& store) {
              std::to_string(p % 250 + 1);
     pod.gpu_allocated = kGpuPattern[n % 5][slot];
     pod.running = true;
-    pod.created_at = now - std::chrono::hours(1);
+    // Created one a second over the last 3 hours (the list order is by
+    // creation time: ties would make it a different query plan).
+    pod.created_at = now - std::chrono::hours(3) + std::chrono::seconds(p);
     pod.started_at = pod.created_at + std::chrono::seconds(20);
     pod.updated_at = *pod.started_at;
     w.gpu_request += pod.gpu_allocated;

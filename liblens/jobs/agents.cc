@@ -234,8 +234,15 @@ void AgentPool::Read(Agent* agent, SteadyTime deadline) {
     return;
   }
   if (std::chrono::steady_clock::now() > deadline) {
-    error = "not read: the job ran out of time";
-  } else {
+    // Not read this round: what it said last stands (it is due next round),
+    // unless it was never read at all.
+    std::lock_guard lock(mu_);
+    if (!agent->view.seen_at && agent->view.error.empty()) {
+      agent->view.error = "not read: the job ran out of time";
+    }
+    return;
+  }
+  {
     auto r = agent->http->Request("GET", "/report");
     if (!r.ok()) {
       error = r.status().message();
