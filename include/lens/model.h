@@ -170,6 +170,13 @@ struct DeviceChangeRecord {
   Timestamp at{};
 };
 
+// A node's whole device inventory, for NodeRepository::SyncNodeDevices.
+struct NodeInventory {
+  std::string node;
+  std::vector<GpuDeviceRecord> gpus;
+  std::vector<RdmaDeviceRecord> rdma;
+};
+
 // What a device sync changed.
 struct DeviceSyncResult {
   int32_t created = 0;

@@ -88,6 +88,9 @@ class LENS_EXPORT NodeRepository {
   StatusOr<DeviceSyncResult> SyncRdmaDevices(
       std::string_view node, std::span<const RdmaDeviceRecord> devices,
       Timestamp now);
+  // Both syncs for several nodes in one transaction (the counts summed).
+  StatusOr<DeviceSyncResult> SyncNodeDevices(
+      std::span<const NodeInventory> nodes, Timestamp now);
   StatusOr<std::vector<GpuDeviceRecord>> ListGpuDevices(std::string_view node);
   StatusOr<GpuDeviceRecord> GetGpuDevice(std::string_view node, int32_t index);
   StatusOr<std::vector<RdmaDeviceRecord>> ListRdmaDevices(
@@ -143,6 +146,13 @@ class LENS_EXPORT PodRepository {
       std::span<const std::pair<std::string, std::string>> workload_pod);
   StatusOr<std::vector<PodRecord>> ListWorkloadPods(
       std::string_view workload_uid);
+  // Every pod neither deleted nor ended, by uid, in one read (no pages: a
+  // cluster's live pods).
+  StatusOr<std::vector<PodRecord>> ListLivePods();
+  // The pods of every workload not ended, as (workload uid, pod), in one
+  // read.
+  StatusOr<std::vector<std::pair<std::string, PodRecord>>>
+  ListOpenWorkloadPods();
 
  private:
   friend class Store;
@@ -157,6 +167,10 @@ class LENS_EXPORT ContainerRepository {
   Status UpsertContainers(std::span<const ContainerRecord> containers);
   StatusOr<ContainerRecord> GetContainer(std::string_view container_id);
   StatusOr<Page<ContainerRecord>> ListContainers(const ContainerQuery& query);
+  // Every container created, running or paused, by container_id, in one
+  // read (no pages: a cluster's live containers), with their devices when
+  // asked.
+  StatusOr<std::vector<ContainerRecord>> ListLiveContainers(bool with_devices);
   // Marks every container of `node` not in `live_ids` and not yet deleted as
   // state "deleted" (after a full resync); returns how many changed.
   StatusOr<int64_t> MarkMissingDeleted(std::string_view node,

@@ -33,7 +33,10 @@ std::optional<double> Utilization(const AgentReport& report,
 Status JobsImpl::RunConsumers(SteadyTime deadline) {
   LENS_ASSIGN_OR_RETURN(std::vector<PodRecord> pods, ReadActivePods(*store_));
   LENS_ASSIGN_OR_RETURN(std::vector<ContainerRecord> containers,
-                        ReadContainers(*store_, ContainerState::kRunning));
+                        store_->containers().ListLiveContainers(true));
+  std::erase_if(containers, [](const ContainerRecord& c) {
+    return c.state != ContainerState::kRunning;
+  });
   std::vector<AgentView> views = agents_.Views();
   if (views.empty()) views = RefreshAgents(deadline, nullptr);
   std::map<std::string, const AgentReport*> reports;
@@ -83,19 +86,44 @@ Status JobsImpl::RunConsumers(SteadyTime deadline) {
       }
     }
   }
-  // Names of workloads seen for the first time (they never change).
-  for (const std::string& uid : unnamed) {
-    auto w = store_->pods().GetWorkload(uid);
-    if (!w.ok() && w.status().code() != StatusCode::kNotFound) {
-      return w.status();
+  // Names of workloads seen for the first time (they never change): the
+  // open workloads in one read, then any other one by one.
+  if (!unnamed.empty()) {
+    WorkloadQuery q;
+    q.ended = false;
+    q.sort.key = "name";
+    q.page.page_size = 1000;
+    std::map<std::string, Consumer> open;
+    for (q.page.page_num = 1;; ++q.page.page_num) {
+      LENS_ASSIGN_OR_RETURN(Page<WorkloadRecord> page,
+                            store_->pods().ListWorkloads(q));
+      for (const WorkloadRecord& w : page.items) {
+        Consumer& c = open[w.uid];
+        c.kind = w.kind;
+        c.name = w.name;
+        c.namespace_name = w.namespace_name;
+      }
+      if (int64_t{q.page.page_num} * q.page.page_size >= page.total) break;
     }
-    Consumer& c = consumers[uid];
-    if (w.ok()) {
-      c.kind = w->kind;
-      c.name = w->name;
-      c.namespace_name = w->namespace_name;
+    for (const std::string& uid : unnamed) {
+      auto it = open.find(uid);
+      if (it == open.end()) {
+        auto w = store_->pods().GetWorkload(uid);
+        if (!w.ok() && w.status().code() != StatusCode::kNotFound) {
+          return w.status();
+        }
+        if (!w.ok()) continue;
+        it = open.emplace(uid, Consumer{}).first;
+        it->second.kind = w->kind;
+        it->second.name = w->name;
+        it->second.namespace_name = w->namespace_name;
+      }
+      Consumer& c = consumers[uid];
+      c.kind = it->second.kind;
+      c.name = it->second.name;
+      c.namespace_name = it->second.namespace_name;
       std::lock_guard lock(mu_);
-      workload_names_[uid] = c;
+      workload_names_[uid] = it->second;
     }
   }
   // Utilisation of the GPUs held, by (node, device key).
@@ -122,6 +150,11 @@ Status JobsImpl::RunConsumers(SteadyTime deadline) {
   std::vector<Consumer> out;
   for (auto& [uid, c] : consumers) out.push_back(std::move(c));
   std::lock_guard lock(mu_);
+  // Names of workloads that hold nothing any more are forgotten: the cache
+  // stays the size of the current consumers.
+  std::erase_if(workload_names_, [&](const auto& entry) {
+    return !consumers.count(entry.first);
+  });
   consumers_ = std::move(out);
   consumers_known_ = true;
   return OkStatus();

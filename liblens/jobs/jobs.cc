@@ -103,22 +103,12 @@ bool TerminalPhase(std::string_view phase) {
 }
 
 StatusOr<std::vector<PodRecord>> ReadActivePods(Store& store) {
-  std::vector<PodRecord> out;
-  PodQuery q;
-  q.deleted = false;
-  q.page.page_size = 1000;
-  for (q.page.page_num = 1;; ++q.page.page_num) {
-    LENS_ASSIGN_OR_RETURN(Page<PodRecord> page, store.pods().ListPods(q));
-    for (PodRecord& p : page.items) {
-      if (p.node.empty() || p.ended_at || TerminalPhase(p.phase)) continue;
-      out.push_back(std::move(p));
-    }
-    if (static_cast<int64_t>(q.page.page_num) * q.page.page_size >=
-        page.total) {
-      break;
-    }
-  }
-  return out;
+  LENS_ASSIGN_OR_RETURN(std::vector<PodRecord> live,
+                        store.pods().ListLivePods());
+  std::erase_if(live, [](const PodRecord& p) {
+    return p.node.empty() || TerminalPhase(p.phase);
+  });
+  return live;
 }
 
 StatusOr<std::vector<NodeRecord>> ReadNodes(Store& store) {
@@ -128,25 +118,6 @@ StatusOr<std::vector<NodeRecord>> ReadNodes(Store& store) {
   for (q.page.page_num = 1;; ++q.page.page_num) {
     LENS_ASSIGN_OR_RETURN(Page<NodeRecord> page, store.nodes().ListNodes(q));
     for (NodeRecord& n : page.items) out.push_back(std::move(n));
-    if (static_cast<int64_t>(q.page.page_num) * q.page.page_size >=
-        page.total) {
-      break;
-    }
-  }
-  return out;
-}
-
-StatusOr<std::vector<ContainerRecord>> ReadContainers(Store& store,
-                                                      ContainerState state) {
-  std::vector<ContainerRecord> out;
-  ContainerQuery q;
-  q.state = state;
-  q.sort.key = "container_id";
-  q.page.page_size = 1000;
-  for (q.page.page_num = 1;; ++q.page.page_num) {
-    LENS_ASSIGN_OR_RETURN(Page<ContainerRecord> page,
-                          store.containers().ListContainers(q));
-    for (ContainerRecord& c : page.items) out.push_back(std::move(c));
     if (static_cast<int64_t>(q.page.page_num) * q.page.page_size >=
         page.total) {
       break;

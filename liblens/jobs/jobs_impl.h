@@ -44,13 +44,10 @@ struct Consumer {
 };
 
 // The pods that hold GPUs now: bound to a node, not terminal, not ended,
-// not deleted. Reads every page.
+// not deleted.
 StatusOr<std::vector<PodRecord>> ReadActivePods(Store& store);
 // Every node in the store.
 StatusOr<std::vector<NodeRecord>> ReadNodes(Store& store);
-// The containers in `state`, every page.
-StatusOr<std::vector<ContainerRecord>> ReadContainers(Store& store,
-                                                      ContainerState state);
 bool TerminalPhase(std::string_view phase);
 Timestamp NowUs();
 

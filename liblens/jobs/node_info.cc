@@ -6,6 +6,8 @@
 // CREATE, DELETE and REPLACE) only when the agent's inventory changed. A
 // node whose agent stops answering is marked stale; nothing of it is
 // erased.
+#include <algorithm>
+
 #include "jobs/jobs_impl.h"
 
 namespace lens::jobs {
@@ -156,31 +158,36 @@ Status JobsImpl::RunDeviceInfo(SteadyTime deadline) {
   }
   LENS_RETURN_IF_ERROR(
       store_->nodes().UpsertNodes(missing, NodeColumns::kAgentAndHost));
+  // The nodes whose inventory changed since it was last synced, written in
+  // batches of up to 200 nodes per transaction.
+  std::vector<NodeInventory> changed;
+  std::vector<std::string> prints;
   for (const AgentView& v : views) {
     if (!v.ok || !v.report) continue;  // stale: keep what is stored
-    const std::string print = Fingerprint(*v.report);
+    std::string print = Fingerprint(*v.report);
     {
       std::lock_guard lock(mu_);
       auto it = synced_devices_.find(v.node);
       if (it != synced_devices_.end() && it->second == print) continue;
     }
-    std::vector<GpuDeviceRecord> gpus;
-    for (const AgentGpu& g : v.report->gpus) {
-      gpus.push_back(g.device);
-      gpus.back().node = v.node;
-      gpus.back().updated_at = now;
-    }
-    std::vector<RdmaDeviceRecord> rdma = v.report->rdma;
-    for (RdmaDeviceRecord& d : rdma) {
-      d.node = v.node;
-      d.updated_at = now;
-    }
+    NodeInventory inventory;
+    inventory.node = v.node;
+    for (const AgentGpu& g : v.report->gpus) inventory.gpus.push_back(g.device);
+    inventory.rdma = v.report->rdma;
+    changed.push_back(std::move(inventory));
+    prints.push_back(std::move(print));
+  }
+  constexpr size_t kBatch = 200;
+  for (size_t start = 0; start < changed.size(); start += kBatch) {
+    const size_t n = std::min(kBatch, changed.size() - start);
     LENS_RETURN_IF_ERROR(
-        store_->nodes().SyncGpuDevices(v.node, gpus, now).status());
-    LENS_RETURN_IF_ERROR(
-        store_->nodes().SyncRdmaDevices(v.node, rdma, now).status());
+        store_->nodes()
+            .SyncNodeDevices(std::span(changed).subspan(start, n), now)
+            .status());
     std::lock_guard lock(mu_);
-    synced_devices_[v.node] = print;
+    for (size_t i = start; i < start + n; ++i) {
+      synced_devices_[changed[i].node] = prints[i];
+    }
   }
   return discovery;
 }

@@ -39,26 +39,26 @@ Status JobsImpl::RunWorkloadStatus(SteadyTime deadline) {
       break;
     }
   }
+  LENS_ASSIGN_OR_RETURN(auto links, store_->pods().ListOpenWorkloadPods());
+  std::map<std::string, std::vector<const PodRecord*>> pods_of;
+  for (const auto& [workload, pod] : links) pods_of[workload].push_back(&pod);
   const Timestamp now = NowUs();
   std::vector<WorkloadRecord> changed;
-  Status result;
   for (const WorkloadRecord& w : open) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      result = DeadlineExceededError("workload status: ran out of time");
-      break;
-    }
-    LENS_ASSIGN_OR_RETURN(std::vector<PodRecord> pods,
-                          store_->pods().ListWorkloadPods(w.uid));
+    static const std::vector<const PodRecord*> kNone;
+    auto found = pods_of.find(w.uid);
+    const std::vector<const PodRecord*>& pods =
+        found == pods_of.end() ? kNone : found->second;
     std::vector<cluster::PodOutcome> outcomes;
     int32_t active = 0, gpus = 0;
     std::optional<Timestamp> last_end;
-    for (const PodRecord& p : pods) {
-      outcomes.push_back({p.phase, p.ended_at, p.deleted});
-      if (!p.deleted && !p.ended_at && !TerminalPhase(p.phase)) {
+    for (const PodRecord* p : pods) {
+      outcomes.push_back({p->phase, p->ended_at, p->deleted});
+      if (!p->deleted && !p->ended_at && !TerminalPhase(p->phase)) {
         ++active;
-        gpus += p.gpu_allocated;
-      } else if (p.ended_at) {
-        last_end = std::max(last_end.value_or(Timestamp{}), *p.ended_at);
+        gpus += p->gpu_allocated;
+      } else if (p->ended_at) {
+        last_end = std::max(last_end.value_or(Timestamp{}), *p->ended_at);
       }
     }
     WorkloadRecord next = w;
@@ -80,33 +80,18 @@ Status JobsImpl::RunWorkloadStatus(SteadyTime deadline) {
       changed.push_back(std::move(next));
     }
   }
-  LENS_RETURN_IF_ERROR(store_->pods().UpdateWorkloadStatus(changed));
-  return result;
+  if (changed.empty()) return OkStatus();
+  return store_->pods().UpdateWorkloadStatus(changed);
 }
 
 Status JobsImpl::RunPodStatus(SteadyTime deadline) {
-  std::vector<PodRecord> candidates;
-  PodQuery q;
-  q.deleted = false;
-  q.running = true;
-  q.page.page_size = 1000;
-  for (q.page.page_num = 1;; ++q.page.page_num) {
-    LENS_ASSIGN_OR_RETURN(Page<PodRecord> page, store_->pods().ListPods(q));
-    for (PodRecord& p : page.items) {
-      if (!p.ended_at) candidates.push_back(std::move(p));
-    }
-    if (static_cast<int64_t>(q.page.page_num) * q.page.page_size >=
-        page.total) {
-      break;
-    }
-  }
+  LENS_ASSIGN_OR_RETURN(std::vector<PodRecord> candidates,
+                        store_->pods().ListLivePods());
+  std::erase_if(candidates, [](const PodRecord& p) { return !p.running; });
+  LENS_ASSIGN_OR_RETURN(std::vector<ContainerRecord> live_containers,
+                        store_->containers().ListLiveContainers(false));
   std::set<std::string> live;
-  for (ContainerState s : {ContainerState::kRunning, ContainerState::kCreated,
-                           ContainerState::kPaused}) {
-    LENS_ASSIGN_OR_RETURN(std::vector<ContainerRecord> cs,
-                          ReadContainers(*store_, s));
-    for (const ContainerRecord& c : cs) live.insert(c.pod_uid);
-  }
+  for (const ContainerRecord& c : live_containers) live.insert(c.pod_uid);
   const Timestamp now = NowUs();
   std::vector<PodRecord> closed;
   int reads = 0;
@@ -138,6 +123,7 @@ Status JobsImpl::RunPodStatus(SteadyTime deadline) {
     p.updated_at = now;
     closed.push_back(std::move(p));
   }
+  if (closed.empty()) return OkStatus();
   return store_->pods().UpsertPods(closed);
 }
 

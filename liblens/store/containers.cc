@@ -1,4 +1,5 @@
 // node_containers, node_container_devices, node_container_events.
+#include <unordered_map>
 #include <unordered_set>
 
 #include "lens/store.h"
@@ -175,6 +176,42 @@ StatusOr<Page<ContainerRecord>> ContainerRepository::ListContainers(
     return OkStatus();
   }));
   return page;
+}
+
+StatusOr<std::vector<ContainerRecord>> ContainerRepository::ListLiveContainers(
+    bool with_devices) {
+  std::vector<ContainerRecord> out;
+  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) -> Status {
+    out.clear();
+    constexpr std::string_view kLive =
+        " FROM node_containers WHERE state IN ('created', 'running', "
+        "'paused')";
+    Rows rows;
+    LENS_RETURN_IF_ERROR(c.Execute("SELECT " + Containers().select() +
+                                       std::string(kLive) +
+                                       " ORDER BY container_id",
+                                   {}, &rows));
+    out = Containers().ReadAll(rows);
+    if (!with_devices || out.empty()) return OkStatus();
+    // Every live container's devices in one query (matched by id: the two
+    // engines' collations may order ids differently).
+    Rows devices;
+    LENS_RETURN_IF_ERROR(c.Execute(
+        "SELECT " + Devices().select() +
+            " FROM node_container_devices WHERE container_id IN (SELECT "
+            "container_id" +
+            std::string(kLive) + ") ORDER BY kind, device_key",
+        {}, &devices));
+    std::unordered_map<std::string_view, ContainerRecord*> by_id;
+    for (ContainerRecord& rec : out) by_id[rec.container_id] = &rec;
+    for (size_t i = 0; i < devices.size(); ++i) {
+      HeldDevice d = Devices().Read(devices, i);
+      auto it = by_id.find(d.container_id);
+      if (it != by_id.end()) it->second->devices.push_back(std::move(d));
+    }
+    return OkStatus();
+  }));
+  return out;
 }
 
 StatusOr<int64_t> ContainerRepository::MarkMissingDeleted(

@@ -153,66 +153,132 @@ Status Sync(Conn& c, const SyncSpec& spec, std::string_view node,
 
 }  // namespace
 
-StatusOr<DeviceSyncResult> NodeRepository::SyncGpuDevices(
-    std::string_view node_in, std::span<const GpuDeviceRecord> devices,
-    Timestamp now) {
+namespace {
+
+// One node's devices of one kind, checked and ready to sync: the rows to
+// upsert and each key's identity.
+template <typename R>
+struct Prepared {
+  std::string node;
+  store::Batch<R> batch;
+  std::map<std::string, std::string> wanted;
+};
+
+Status PrepareGpus(std::string_view node_in,
+                   std::span<const GpuDeviceRecord> devices, Timestamp now,
+                   Prepared<GpuDeviceRecord>* out) {
   constexpr std::string_view t = "gpu_devices";
-  std::string node(node_in);
-  LENS_RETURN_IF_ERROR(store::CheckKey(t, "node", &node));
+  out->node = std::string(node_in);
+  LENS_RETURN_IF_ERROR(store::CheckKey(t, "node", &out->node));
   LENS_RETURN_IF_ERROR(store::CheckTime(t, "now", now));
   std::vector<GpuDeviceRecord> gpus(devices.begin(), devices.end());
   for (GpuDeviceRecord& g : gpus) {
-    g.node = node;
+    g.node = out->node;
     g.updated_at = now;
   }
-  store::Batch<GpuDeviceRecord> batch;
-  LENS_RETURN_IF_ERROR(Gpus().Prepare(gpus, &batch));
-  std::map<std::string, std::string> wanted;
-  for (const GpuDeviceRecord& g : batch.records) {
+  LENS_RETURN_IF_ERROR(Gpus().Prepare(gpus, &out->batch));
+  for (const GpuDeviceRecord& g : out->batch.records) {
     // Identity: the serial, or the BDF for GPUs that report no serial.
     const std::string key = std::to_string(g.gpu_index);
-    if (!wanted.emplace(key, g.serial.empty() ? g.bdf : g.serial).second) {
+    if (!out->wanted.emplace(key, g.serial.empty() ? g.bdf : g.serial).second) {
       return InvalidArgumentError("gpu_devices: index " + key +
-                                  " appears twice for node " + node);
+                                  " appears twice for node " + out->node);
     }
   }
+  return OkStatus();
+}
+
+Status PrepareRdma(std::string_view node_in,
+                   std::span<const RdmaDeviceRecord> devices, Timestamp now,
+                   Prepared<RdmaDeviceRecord>* out) {
+  constexpr std::string_view t = "rdma_devices";
+  out->node = std::string(node_in);
+  LENS_RETURN_IF_ERROR(store::CheckKey(t, "node", &out->node));
+  LENS_RETURN_IF_ERROR(store::CheckTime(t, "now", now));
+  std::vector<RdmaDeviceRecord> devs(devices.begin(), devices.end());
+  for (RdmaDeviceRecord& d : devs) {
+    d.node = out->node;
+    d.updated_at = now;
+  }
+  LENS_RETURN_IF_ERROR(Rdmas().Prepare(devs, &out->batch));
+  for (const RdmaDeviceRecord& d : out->batch.records) {
+    if (!out->wanted.emplace(d.name, d.node_guid).second) {
+      return InvalidArgumentError("rdma_devices: device " + d.name +
+                                  " appears twice for node " + out->node);
+    }
+  }
+  return OkStatus();
+}
+
+const SyncSpec& GpuSync() {
+  static const SyncSpec spec{DeviceKind::kGpu, Gpus().upsert(), "gpu_index",
+                             "CASE WHEN serial = '' THEN bdf ELSE serial END"};
+  return spec;
+}
+const SyncSpec& RdmaSync() {
+  static const SyncSpec spec{DeviceKind::kRdma, Rdmas().upsert(), "name",
+                             "node_guid"};
+  return spec;
+}
+
+void Add(const DeviceSyncResult& r, DeviceSyncResult* total) {
+  total->created += r.created;
+  total->deleted += r.deleted;
+  total->replaced += r.replaced;
+  total->unchanged += r.unchanged;
+}
+
+}  // namespace
+
+StatusOr<DeviceSyncResult> NodeRepository::SyncGpuDevices(
+    std::string_view node, std::span<const GpuDeviceRecord> devices,
+    Timestamp now) {
+  Prepared<GpuDeviceRecord> p;
+  LENS_RETURN_IF_ERROR(PrepareGpus(node, devices, now, &p));
   DeviceSyncResult result;
   LENS_RETURN_IF_ERROR(db_->Write([&](Conn& c) {
-    return Sync(c,
-                {DeviceKind::kGpu, Gpus().upsert(), "gpu_index",
-                 "CASE WHEN serial = '' THEN bdf ELSE serial END"},
-                node, wanted, batch.rows, now, &result);
+    return Sync(c, GpuSync(), p.node, p.wanted, p.batch.rows, now, &result);
   }));
   return result;
 }
 
 StatusOr<DeviceSyncResult> NodeRepository::SyncRdmaDevices(
-    std::string_view node_in, std::span<const RdmaDeviceRecord> devices,
+    std::string_view node, std::span<const RdmaDeviceRecord> devices,
     Timestamp now) {
-  constexpr std::string_view t = "rdma_devices";
-  std::string node(node_in);
-  LENS_RETURN_IF_ERROR(store::CheckKey(t, "node", &node));
-  LENS_RETURN_IF_ERROR(store::CheckTime(t, "now", now));
-  std::vector<RdmaDeviceRecord> devs(devices.begin(), devices.end());
-  for (RdmaDeviceRecord& d : devs) {
-    d.node = node;
-    d.updated_at = now;
-  }
-  store::Batch<RdmaDeviceRecord> batch;
-  LENS_RETURN_IF_ERROR(Rdmas().Prepare(devs, &batch));
-  std::map<std::string, std::string> wanted;
-  for (const RdmaDeviceRecord& d : batch.records) {
-    if (!wanted.emplace(d.name, d.node_guid).second) {
-      return InvalidArgumentError("rdma_devices: device " + d.name +
-                                  " appears twice for node " + node);
-    }
-  }
+  Prepared<RdmaDeviceRecord> p;
+  LENS_RETURN_IF_ERROR(PrepareRdma(node, devices, now, &p));
   DeviceSyncResult result;
   LENS_RETURN_IF_ERROR(db_->Write([&](Conn& c) {
-    return Sync(c, {DeviceKind::kRdma, Rdmas().upsert(), "name", "node_guid"},
-                node, wanted, batch.rows, now, &result);
+    return Sync(c, RdmaSync(), p.node, p.wanted, p.batch.rows, now, &result);
   }));
   return result;
+}
+
+StatusOr<DeviceSyncResult> NodeRepository::SyncNodeDevices(
+    std::span<const NodeInventory> nodes, Timestamp now) {
+  std::vector<Prepared<GpuDeviceRecord>> gpus(nodes.size());
+  std::vector<Prepared<RdmaDeviceRecord>> rdma(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    LENS_RETURN_IF_ERROR(
+        PrepareGpus(nodes[i].node, nodes[i].gpus, now, &gpus[i]));
+    LENS_RETURN_IF_ERROR(
+        PrepareRdma(nodes[i].node, nodes[i].rdma, now, &rdma[i]));
+  }
+  DeviceSyncResult total;
+  LENS_RETURN_IF_ERROR(db_->Write([&](Conn& c) -> Status {
+    total = {};  // a retried transaction starts over
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      DeviceSyncResult r;
+      LENS_RETURN_IF_ERROR(Sync(c, GpuSync(), gpus[i].node, gpus[i].wanted,
+                                gpus[i].batch.rows, now, &r));
+      Add(r, &total);
+      LENS_RETURN_IF_ERROR(Sync(c, RdmaSync(), rdma[i].node, rdma[i].wanted,
+                                rdma[i].batch.rows, now, &r));
+      Add(r, &total);
+    }
+    return OkStatus();
+  }));
+  return total;
 }
 
 StatusOr<std::vector<GpuDeviceRecord>> NodeRepository::ListGpuDevices(

@@ -136,6 +136,39 @@ StatusOr<std::vector<PodRecord>> PodRepository::ListWorkloadPods(
   return Pods().ReadAll(rows);
 }
 
+StatusOr<std::vector<PodRecord>> PodRepository::ListLivePods() {
+  const Param p[] = {false};
+  LENS_ASSIGN_OR_RETURN(
+      Rows rows,
+      store::Query(*db_,
+                   "SELECT " + Pods().select() +
+                       " FROM gpu_pods WHERE deleted = $1 AND ended_at IS "
+                       "NULL ORDER BY uid",
+                   p));
+  return Pods().ReadAll(rows);
+}
+
+StatusOr<std::vector<std::pair<std::string, PodRecord>>>
+PodRepository::ListOpenWorkloadPods() {
+  // The pods' own column names, unqualified, from a derived table.
+  LENS_ASSIGN_OR_RETURN(
+      Rows rows,
+      store::Query(*db_,
+                   "SELECT workload_uid, " + Pods().select() +
+                       " FROM (SELECT r.workload_uid AS workload_uid, p.* "
+                       "FROM workload_pod_references r JOIN gpu_workloads w "
+                       "ON w.uid = r.workload_uid JOIN gpu_pods p ON p.uid = "
+                       "r.pod_uid WHERE w.ended_at IS NULL) AS open_pods "
+                       "ORDER BY workload_uid, uid",
+                   {}));
+  std::vector<std::pair<std::string, PodRecord>> out;
+  out.reserve(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out.emplace_back(rows.Text(i, 0), Pods().Read(rows, i, 1));
+  }
+  return out;
+}
+
 Status PodRepository::AddPodEvents(std::span<const PodEventRecord> in) {
   return PodEvents().Write(*db_, in);
 }

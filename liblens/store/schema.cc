@@ -336,8 +336,8 @@ std::vector<Migration> Migrations(Dialect dialect) {
       {2, "training validations and memory reports", Render(kV2, dialect)});
   out.push_back({3, "pod start, end and restarts; node kubelet facts",
                  Render(kV3, dialect)});
-  out.push_back({4, "GPU allocation, utilisation and agent state",
-                 Render(kV4, dialect)});
+  out.push_back(
+      {4, "GPU allocation, utilisation and agent state", Render(kV4, dialect)});
   return out;
 }
 

@@ -181,6 +181,122 @@ TEST_P(ClusterViewStore, WorkloadStatusUpdateTouchesOnlyItsColumns) {
   EXPECT_EQ(store_->pods().GetWorkload("w-1")->status, "Succeeded");
 }
 
+TEST_P(ClusterViewStore, WholeReadsOfLivePodsContainersAndOpenWorkloads) {
+  auto pod = [](std::string uid, bool deleted, bool ended) {
+    PodRecord p;
+    p.uid = uid;
+    p.name = uid;
+    p.namespace_name = "ml";
+    p.node = "node-a";
+    p.phase = ended ? "Succeeded" : "Running";
+    p.deleted = deleted;
+    if (ended) p.ended_at = At(kT0 + 5);
+    p.created_at = At(kT0);
+    p.updated_at = At(kT0);
+    return p;
+  };
+  const PodRecord pods[] = {pod("p-2", false, false), pod("p-1", false, false),
+                            pod("p-gone", true, false),
+                            pod("p-done", false, true)};
+  ASSERT_TRUE(store_->pods().UpsertPods(pods).ok());
+  auto live = store_->pods().ListLivePods();
+  ASSERT_TRUE(live.ok()) << live.status();
+  ASSERT_EQ(live->size(), 2u);
+  EXPECT_EQ((*live)[0].uid, "p-1");
+  EXPECT_EQ((*live)[1].uid, "p-2");
+
+  WorkloadRecord w;
+  w.uid = "w-open";
+  w.name = "open";
+  w.namespace_name = "ml";
+  w.created_at = w.updated_at = At(kT0);
+  WorkloadRecord ended = w;
+  ended.uid = "w-ended";
+  ended.ended_at = At(kT0 + 9);
+  ASSERT_TRUE(store_->pods().UpsertWorkloads(std::vector{w, ended}).ok());
+  const std::pair<std::string, std::string> links[] = {
+      {"w-open", "p-1"}, {"w-open", "p-done"}, {"w-ended", "p-2"}};
+  ASSERT_TRUE(store_->pods().LinkPods(links).ok());
+  auto open = store_->pods().ListOpenWorkloadPods();
+  ASSERT_TRUE(open.ok()) << open.status();
+  ASSERT_EQ(open->size(), 2u);
+  EXPECT_EQ((*open)[0].first, "w-open");
+  EXPECT_EQ((*open)[0].second.uid, "p-1");
+  EXPECT_EQ((*open)[1].second.uid, "p-done");
+  EXPECT_EQ((*open)[1].second.ended_at, At(kT0 + 5));
+  EXPECT_EQ((*open)[1].second.phase, "Succeeded");
+
+  auto container = [](std::string id, ContainerState state, int devices) {
+    ContainerRecord c;
+    c.container_id = id;
+    c.node = "node-a";
+    c.pod_uid = "p-1";
+    c.state = state;
+    c.created_at = c.updated_at = At(kT0);
+    for (int i = 0; i < devices; ++i) {
+      c.devices.push_back({DeviceKind::kGpu, id + "-gpu" + std::to_string(i),
+                           "", "pod-resources"});
+    }
+    return c;
+  };
+  const ContainerRecord cs[] = {container("c-b", ContainerState::kRunning, 2),
+                                container("c-a", ContainerState::kCreated, 0),
+                                container("c-c", ContainerState::kExited, 1),
+                                container("c-d", ContainerState::kPaused, 1)};
+  ASSERT_TRUE(store_->containers().UpsertContainers(cs).ok());
+  auto with = store_->containers().ListLiveContainers(true);
+  ASSERT_TRUE(with.ok()) << with.status();
+  ASSERT_EQ(with->size(), 3u);
+  EXPECT_EQ((*with)[0].container_id, "c-a");
+  EXPECT_TRUE((*with)[0].devices.empty());
+  EXPECT_EQ((*with)[1].container_id, "c-b");
+  ASSERT_EQ((*with)[1].devices.size(), 2u);
+  EXPECT_EQ((*with)[1].devices[1].device_key, "c-b-gpu1");
+  EXPECT_EQ((*with)[2].container_id, "c-d");
+  EXPECT_EQ((*with)[2].devices.size(), 1u);
+  auto without = store_->containers().ListLiveContainers(false);
+  ASSERT_EQ(without->size(), 3u);
+  EXPECT_TRUE((*without)[1].devices.empty());
+}
+
+TEST_P(ClusterViewStore, SyncOfManyNodesIsOneTransactionWithItsChangeLog) {
+  std::vector<NodeInventory> nodes;
+  for (int n = 0; n < 3; ++n) {
+    NodeRecord node;
+    node.name = "node-" + std::to_string(n);
+    node.updated_at = At(kT0);
+    ASSERT_TRUE(store_->nodes().UpsertNode(node).ok());
+    NodeInventory inv;
+    inv.node = node.name;
+    for (int g = 0; g < 2; ++g) {
+      GpuDeviceRecord gpu;
+      gpu.gpu_index = g;
+      gpu.serial = node.name + "-s" + std::to_string(g);
+      inv.gpus.push_back(gpu);
+    }
+    RdmaDeviceRecord hca;
+    hca.name = "mlx5_0";
+    hca.node_guid = node.name + "-guid";
+    inv.rdma.push_back(hca);
+    nodes.push_back(inv);
+  }
+  auto first = store_->nodes().SyncNodeDevices(nodes, At(kT0));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->created, 9);
+  nodes[1].gpus[0].serial = "swapped";
+  auto second = store_->nodes().SyncNodeDevices(nodes, At(kT0 + 1));
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->replaced, 1);
+  EXPECT_EQ(second->unchanged, 8);
+  EXPECT_EQ(store_->nodes().GetGpuDevice("node-1", 0)->serial, "swapped");
+  // A node not stored fails the whole batch: nothing of it is written.
+  nodes[0].gpus[1].serial = "not-written";
+  nodes.push_back({"node-unknown", {}, {}});
+  EXPECT_EQ(store_->nodes().SyncNodeDevices(nodes, At(kT0 + 2)).status().code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->nodes().GetGpuDevice("node-0", 1)->serial, "node-0-s1");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ClusterViewStore,
                          testing::Values(Backend::kSqlite, Backend::kPostgres),
                          BackendName);
