@@ -136,6 +136,10 @@ class LENS_EXPORT KubeClient {
   virtual const std::string& server() const = 0;
 };
 
+// `value` as a URL query parameter value: RFC 3986 unreserved characters
+// kept, every other byte percent-encoded ("app=x" -> "app%3Dx").
+LENS_EXPORT std::string KubeQueryEscape(std::string_view value);
+
 // The error for a non-2xx answer: "<method> <server><path>: HTTP <status>
 // <reason>: <the Status message>", with the code that matches (NotFound
 // 404, PermissionDenied 401/403, AlreadyExists/Aborted 409,

@@ -37,21 +37,6 @@ std::optional<double> Ratio(const rapidjson::Value& o, const char* key) {
   return std::clamp(d, 0.0, 1.0);
 }
 
-std::string QueryEscape(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
-
 Status DecodeGpus(const rapidjson::Value& gpus, AgentReport* out) {
   if (!gpus.IsArray()) return InvalidArgumentError("gpus: not an array");
   if (gpus.Size() > kMaxDevices) {
@@ -158,7 +143,7 @@ Status AgentPool::Discover() {
   if (targets.empty() && client_) {
     const std::string path =
         "/api/v1/namespaces/" + options_.agent_namespace +
-        "/pods?labelSelector=" + QueryEscape(options_.agent_selector);
+        "/pods?labelSelector=" + KubeQueryEscape(options_.agent_selector);
     LENS_ASSIGN_OR_RETURN(KubeResponse r, client_->Request("GET", path));
     if (r.status != 200) return KubeError("GET", client_->server(), path, r);
     rapidjson::Document doc;

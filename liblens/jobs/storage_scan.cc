@@ -52,17 +52,6 @@ constexpr const char* kVolumeSources[] = {
     "storageos", "vsphereVolume", "photonPersistentDisk"};
 // clang-format on
 
-std::string QueryEscape(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    const bool plain = std::isalnum(c) || (c && std::strchr("-_.~", c));
-    out += plain ? std::string(1, static_cast<char>(c))
-                 : std::string{'%', kHex[c >> 4], kHex[c & 15]};
-  }
-  return out;
-}
-
 // The object member `key` of `object` (may be null), or nullptr.
 const rapidjson::Value* ObjectAt(const rapidjson::Value* object,
                                  const char* key) {
@@ -92,7 +81,7 @@ Status ListAll(KubeClient* client, const std::string& collection,
                                    ": past the scan's deadline");
     }
     std::string path = collection + "?limit=" + std::to_string(kPageSize);
-    if (!token.empty()) path += "&continue=" + QueryEscape(token);
+    if (!token.empty()) path += "&continue=" + KubeQueryEscape(token);
     LENS_ASSIGN_OR_RETURN(KubeResponse r, client->Request("GET", path));
     if (r.status < 200 || r.status >= 300) {
       return KubeError("GET", client->server(), path, r);

@@ -22,21 +22,6 @@
 namespace lens {
 namespace {
 
-std::string UrlEncode(std::string_view s) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 std::string NameKey(std::string_view ns, std::string_view name) {
   std::string key(ns);
   key += '/';
@@ -79,7 +64,7 @@ struct KubeInformer::Impl {
       if (q.size() > 1) q += '&';
       q += key;
       q += '=';
-      q += UrlEncode(value);
+      q += KubeQueryEscape(value);
     };
     if (!options.label_selector.empty()) {
       add("labelSelector", options.label_selector);

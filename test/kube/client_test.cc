@@ -254,5 +254,13 @@ TEST(KubeDiscoveryTest, ResolvesBuiltInAndCustomKindsFromTheServer) {
   EXPECT_TRUE(server.Requests().empty());
 }
 
+TEST(KubeQueryEscapeTest, KeepsUnreservedAndEncodesEverythingElse) {
+  EXPECT_EQ(KubeQueryEscape("app.kubernetes.io/name=lens-node-agent"),
+            "app.kubernetes.io%2Fname%3Dlens-node-agent");
+  EXPECT_EQ(KubeQueryEscape("a b&c~_"), "a%20b%26c~_");
+  EXPECT_EQ(KubeQueryEscape(std::string("\xff\x00", 2)), "%FF%00");
+  EXPECT_EQ(KubeQueryEscape(""), "");
+}
+
 }  // namespace
 }  // namespace lens
