@@ -90,6 +90,43 @@ TEST_F(JobsFaultsTest, GarbageFromAnAgentIsRefusedAndNamed) {
   }
 }
 
+TEST_F(JobsFaultsTest, ReadsAgentsOverTlsWithTheirTokenAndRefusesOthers) {
+  const std::string tls = kFixtures + "/node/tls/";
+  const std::string token_file =
+      ::testing::TempDir() + "agent-token-" + std::to_string(::getpid());
+  std::ofstream(token_file) << "agent-token-7d1f\n";
+  AgentProcess agent("mi250-mi210", "node-b", "127.0.0.1", FreePort(),
+                     {"--tls-cert", tls + "kubelet.crt", "--tls-key",
+                      tls + "kubelet.key", "--bearer-token-file", token_file});
+  ASSERT_TRUE(agent.WaitHealthy()) << agent.log();
+  ASSERT_EQ(agent.url().rfind("https://", 0), 0u);
+  ScheduledJobsOptions o;
+  o.agents = {{"node-b", agent.url()}};
+  o.agent_ca_file = tls + "ca.crt";
+  o.agent_token = "agent-token-7d1f";
+  o.node_info.interval = o.device_info.interval = milliseconds(100);
+  auto jobs = Jobs(o);
+  ASSERT_TRUE(WaitFor([&] {
+    std::this_thread::sleep_for(milliseconds(60));
+    return jobs->RunOnce("device-info").ok() &&
+           store_->nodes().ListGpuDevices("node-b")->size() == 4u;
+  })) << agent.log();
+  // A wrong token, and no CA to trust the agent's certificate: refused.
+  ScheduledJobsOptions wrong = o;
+  wrong.agent_token = "not-the-token";
+  wrong.agents = {{"node-x", agent.url()}};
+  ScheduledJobsOptions untrusted = o;
+  untrusted.agent_ca_file.clear();
+  untrusted.agents = {{"node-y", agent.url()}};
+  for (const ScheduledJobsOptions* bad : {&wrong, &untrusted}) {
+    auto refused = Jobs(*bad);
+    ASSERT_TRUE(refused->RunOnce("node-info").ok());
+    const std::string node = bad->agents[0].node;
+    EXPECT_EQ(store_->nodes().GetNode(node)->agent_state, "stale") << node;
+    EXPECT_TRUE(store_->nodes().ListGpuDevices(node)->empty());
+  }
+}
+
 TEST_F(JobsFaultsTest, FindsAgentsThroughTheirDaemonSetPods) {
   test::KubeApiServer server;
   ASSERT_TRUE(server.ok()) << server.error();

@@ -81,9 +81,14 @@ bool WaitFor(F done, milliseconds limit = milliseconds(10000)) {
 // lens-node-agent on a fixture host, as `node`, on ip:port.
 class AgentProcess {
  public:
+  // `extra`: more flags (with --tls-cert the URL is https://).
   AgentProcess(const std::string& host, const std::string& node,
-               const std::string& ip, int port)
-      : url_("http://" + ip + ":" + std::to_string(port)) {
+               const std::string& ip, int port,
+               std::vector<std::string> extra = {})
+      : url_((std::count(extra.begin(), extra.end(), "--tls-cert")
+                  ? "https://"
+                  : "http://") +
+             ip + ":" + std::to_string(port)) {
     const std::string root = kFixtures + "/hosts/" + host;
     log_ = ::testing::TempDir() + "agent-" + node + "-" +
            std::to_string(::getpid()) + ".log";
@@ -94,11 +99,24 @@ class AgentProcess {
       }
       ::setenv("NODE_NAME", node.c_str(), 1);
       const std::string listen = ip + ":" + std::to_string(port);
-      ::execl(LENS_NODE_AGENT_BIN, "lens-node-agent", "--sysfs-root",
-              (root + "/sys").c_str(), "--procfs-root",
-              (root + "/proc").c_str(), "--dev-root", (root + "/dev").c_str(),
-              "--listen", listen.c_str(), "--interval", "1", "--no-nvml",
-              "--no-containers", nullptr);
+      std::vector<std::string> args = {LENS_NODE_AGENT_BIN,
+                                       "--sysfs-root",
+                                       root + "/sys",
+                                       "--procfs-root",
+                                       root + "/proc",
+                                       "--dev-root",
+                                       root + "/dev",
+                                       "--listen",
+                                       listen,
+                                       "--interval",
+                                       "1",
+                                       "--no-nvml",
+                                       "--no-containers"};
+      args.insert(args.end(), extra.begin(), extra.end());
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
       ::_exit(127);
     }
   }
@@ -108,6 +126,10 @@ class AgentProcess {
 
   // Serving, with its first cycle done.
   bool WaitHealthy() {
+    if (url_.rfind("https://", 0) == 0) {  // over TLS: once it says so
+      return WaitFor(
+          [&] { return log().find("serving") != std::string::npos; });
+    }
     const size_t colon = url_.rfind(':');
     httplib::Client c(url_.substr(7, colon - 7),
                       std::stoi(url_.substr(colon + 1)));
