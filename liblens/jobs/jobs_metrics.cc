@@ -118,9 +118,9 @@ void RenderConsumers(const std::vector<Consumer>& consumers, bool compat,
     const char* help;
   };
   static constexpr Family kFamilies[] = {
-      {"lens_workload_gpus", "consumer_pod_gpu_count",
+      {"lens_workload_gpus", "consumer_pod_gpu_allocated",
        "GPUs held by the workload's active pods"},
-      {"lens_workload_pods", "consumer_pod_count",
+      {"lens_workload_pods", "consumer_pod_active_pods",
        "Active pods of the workload that hold GPUs"},
       {"lens_workload_gpu_utilization_ratio", "consumer_pod_gpu_utilization",
        "Mean utilisation (0..1) of exactly the GPUs the workload's containers "

@@ -202,7 +202,7 @@ TEST_P(JobsTest, ConsumersHoldExactlyTheirContainersGpus) {
       "workload_kind=\"Pod\",namespace=\"ml\"}";
   EXPECT_EQ(Sample(m, "lens_workload_gpus" + notebook), 1);
   EXPECT_EQ(Sample(m, "lens_workload_gpu_utilization_ratio" + notebook), 1);
-  EXPECT_EQ(Sample(m, "consumer_pod_gpu_count" + train), 6);
+  EXPECT_EQ(Sample(m, "consumer_pod_gpu_allocated" + train), 6);
   // The privileged debug pod requested nothing: nobody's consumer.
   EXPECT_EQ(m.find("p-debug"), std::string::npos);
 
@@ -218,6 +218,44 @@ TEST_P(JobsTest, ConsumersHoldExactlyTheirContainersGpus) {
   ASSERT_TRUE(store_->pods().UpsertPods(ended).ok());
   ASSERT_TRUE(jobs_->RunOnce("gpu-consumers").ok());
   EXPECT_EQ(Metrics().find("llama-70b"), std::string::npos);
+}
+
+TEST_P(JobsTest, LabelValuesAreEscapedAndTheTextIsPromtoolClean) {
+  // No Kubernetes name holds these, but a custom kind or a store written by
+  // something else might: the exposition must stay valid.
+  WorkloadRecord odd;
+  odd.uid = "odd-uid";
+  odd.kind = "Odd\"Kind\\v1";
+  odd.name = "line\nbreak";
+  odd.namespace_name = "ml";
+  odd.status = "Running";
+  odd.created_at = odd.updated_at = NowUs();
+  ASSERT_TRUE(store_->pods().UpsertWorkloads(std::span(&odd, 1)).ok());
+  const PodRecord pod = Pod("p-odd", "odd-uid", "node-c", "Running", 1);
+  ASSERT_TRUE(store_->pods().UpsertPods(std::span(&pod, 1)).ok());
+  ASSERT_TRUE(jobs_->RunOnce("gpu-consumers").ok());
+  ASSERT_TRUE(jobs_->RunOnce("gpu-allocation").ok());
+  const std::string m = Metrics();
+  EXPECT_EQ(Sample(m,
+                   "lens_workload_gpus{workload_uid=\"odd-uid\","
+                   "workload_name=\"line\\nbreak\",workload_kind=\"Odd\\\""
+                   "Kind\\\\v1\",namespace=\"ml\"}"),
+            1)
+      << m;
+  if (!std::filesystem::exists("/usr/bin/promtool")) {
+    GTEST_SKIP() << "promtool not installed (scripts/install-deps.sh)";
+  }
+  const std::string file = ::testing::TempDir() + "jobs-metrics-" +
+                           std::to_string(::getpid()) + ".txt";
+  std::ofstream(file) << m;
+  const std::string out = file + ".out";
+  const int rc = std::system(
+      ("/usr/bin/promtool check metrics < " + file + " > " + out + " 2>&1")
+          .c_str());
+  std::ifstream in(out);
+  const std::string said(std::istreambuf_iterator<char>(in), {});
+  EXPECT_EQ(rc, 0) << said;
+  EXPECT_EQ(said, "");
 }
 
 TEST_P(JobsTest, NodeInfoKeepsTheControllersColumnsAndAddsTheAgents) {
