@@ -8,6 +8,8 @@
 // consumers, node and device inventory, status, storage) against the local
 // agent, into --database, with /jobs and /metrics on 127.0.0.1:8993.
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include "commands.h"
 #include "lens/controller_service.h"
@@ -34,10 +36,33 @@ constexpr ConfigFlag kUpFlags[] = {
      "127.0.0.1:8992)"},
     {"--database", "database.url", ConfigFlag::kText,
      "the store of the controller and the jobs (default "
-     "sqlite:///var/lib/lens/lens.db; also LENS_STORE_URL)"},
+     "sqlite:///var/lib/lens/lens.db, or ~/.local/state/lens/lens.db when "
+     "/var/lib/lens does not exist; also LENS_STORE_URL)"},
     {"--jobs-listen", "jobs.listenHttp", ConfigFlag::kText,
      "host:port of the jobs' /jobs and /metrics (default 127.0.0.1:8993)"},
 };
+
+// The store of one machine: the configured one, except that the built-in
+// default (/var/lib/lens, where the packaged services keep it) becomes the
+// user's state directory when /var/lib/lens does not exist, so `lens up`
+// works for anyone, root or not, without setting up a directory first.
+void UseStateDirWhenUnset(Config* c) {
+  if (c->database.url != DatabaseOptions{}.url ||
+      std::filesystem::is_directory("/var/lib/lens")) {
+    return;
+  }
+  std::string dir;
+  if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state) {
+    dir = std::string(state) + "/lens";
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    dir = std::string(home) + "/.local/state/lens";
+  } else {
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec) c->database.url = "sqlite://" + dir + "/lens.db";
+}
 
 // The jobs of one machine: this node's agent, the controller's cluster (if
 // any) for the storage scan, one replica (no election), and the container
@@ -114,6 +139,7 @@ Command AddUp(CLI::App& app) {
       return 2;
     }
     ConfigureLogging({config->logging.level, config->logging.format, {}, {}});
+    UseStateDirWhenUnset(&*config);
     auto options = NodeServiceOptionsFromConfig(
         *config, kNodeAgent | kNodeContainers | kNodeFlows | kNodeOnOneMachine);
     if (!options.ok()) {
