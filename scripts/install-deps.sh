@@ -31,6 +31,7 @@ PACKAGES=(
   protobuf-compiler-grpc
   golang-github-containerd-containerd-dev  # containerd's API .proto files (build time only)
   libbpf-dev            # loading the eBPF TCP flow probe (libbpf 1.1)
+  libsnappy-dev         # Prometheus remote write (snappy block format)
   bpftool               # vmlinux.h and the BPF skeleton (build time only)
   # tests and benchmarks
   libgtest-dev
