@@ -2,7 +2,7 @@
 // devices per node, 2,000 workloads, 10,000 running pods (one container each,
 // holding 7,800 of the 8,000 GPUs), node agents answered by an in-process
 // HTTP fixture.
-// Budget (issue 18): a full round of all jobs in under 1 s of CPU, with the
+// Budget: a full round of all jobs in under 1 s of CPU, with the
 // store writes batched.
 //
 // A round runs every job once with RunOnce(), in ScheduledJobNames() order.
