@@ -18,7 +18,7 @@ set(LENS_AREA_USES_flow core http containers)
 set(LENS_AREA_USES_kube core)
 set(LENS_AREA_USES_cluster core kube store)
 set(LENS_AREA_USES_jobs core kube store cluster)
-set(LENS_AREA_USES_telemetry core)
+set(LENS_AREA_USES_telemetry core store)
 set(LENS_AREA_USES_service core gpu rdma node http agent containers container_events flow store kube
                            cluster jobs)
 set(LENS_AREAS core training store gpu rdma node http agent containers container_events flow

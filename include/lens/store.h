@@ -92,6 +92,8 @@ class LENS_EXPORT NodeRepository {
   StatusOr<DeviceSyncResult> SyncNodeDevices(
       std::span<const NodeInventory> nodes, Timestamp now);
   StatusOr<std::vector<GpuDeviceRecord>> ListGpuDevices(std::string_view node);
+  // Every node's GPUs, by node and index, in one read.
+  StatusOr<std::vector<GpuDeviceRecord>> ListAllGpuDevices();
   StatusOr<GpuDeviceRecord> GetGpuDevice(std::string_view node, int32_t index);
   StatusOr<std::vector<RdmaDeviceRecord>> ListRdmaDevices(
       std::string_view node);
@@ -147,8 +149,10 @@ class LENS_EXPORT PodRepository {
   StatusOr<std::vector<PodRecord>> ListWorkloadPods(
       std::string_view workload_uid);
   // Every pod neither deleted nor ended, by uid, in one read (no pages: a
-  // cluster's live pods).
-  StatusOr<std::vector<PodRecord>> ListLivePods();
+  // cluster's live pods); with `ended_since`, also those that ended or were
+  // deleted at or after it.
+  StatusOr<std::vector<PodRecord>> ListLivePods(
+      std::optional<Timestamp> ended_since = std::nullopt);
   // The pods of every workload not ended, as (workload uid, pod), in one
   // read.
   StatusOr<std::vector<std::pair<std::string, PodRecord>>>
@@ -169,8 +173,10 @@ class LENS_EXPORT ContainerRepository {
   StatusOr<Page<ContainerRecord>> ListContainers(const ContainerQuery& query);
   // Every container created, running or paused, by container_id, in one
   // read (no pages: a cluster's live containers), with their devices when
-  // asked.
-  StatusOr<std::vector<ContainerRecord>> ListLiveContainers(bool with_devices);
+  // asked; with `ended_since`, also those that finished (or were last seen
+  // exited or deleted) at or after it.
+  StatusOr<std::vector<ContainerRecord>> ListLiveContainers(
+      bool with_devices, std::optional<Timestamp> ended_since = std::nullopt);
   // Marks every container of `node` not in `live_ids` and not yet deleted as
   // state "deleted" (after a full resync); returns how many changed.
   StatusOr<int64_t> MarkMissingDeleted(std::string_view node,

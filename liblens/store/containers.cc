@@ -179,18 +179,23 @@ StatusOr<Page<ContainerRecord>> ContainerRepository::ListContainers(
 }
 
 StatusOr<std::vector<ContainerRecord>> ContainerRepository::ListLiveContainers(
-    bool with_devices) {
+    bool with_devices, std::optional<Timestamp> ended_since) {
   std::vector<ContainerRecord> out;
+  std::string where =
+      " FROM node_containers WHERE state IN ('created', 'running', 'paused')";
+  std::vector<Param> p;
+  if (ended_since) {
+    p.push_back(store::Us(*ended_since));
+    where +=
+        " OR finished_at >= lens_ts($1) OR (state IN ('exited', 'deleted') "
+        "AND updated_at >= lens_ts($1))";
+  }
   LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) -> Status {
     out.clear();
-    constexpr std::string_view kLive =
-        " FROM node_containers WHERE state IN ('created', 'running', "
-        "'paused')";
     Rows rows;
-    LENS_RETURN_IF_ERROR(c.Execute("SELECT " + Containers().select() +
-                                       std::string(kLive) +
-                                       " ORDER BY container_id",
-                                   {}, &rows));
+    LENS_RETURN_IF_ERROR(c.Execute(
+        "SELECT " + Containers().select() + where + " ORDER BY container_id", p,
+        &rows));
     out = Containers().ReadAll(rows);
     if (!with_devices || out.empty()) return OkStatus();
     // Every live container's devices in one query (matched by id: the two
@@ -200,8 +205,8 @@ StatusOr<std::vector<ContainerRecord>> ContainerRepository::ListLiveContainers(
         "SELECT " + Devices().select() +
             " FROM node_container_devices WHERE container_id IN (SELECT "
             "container_id" +
-            std::string(kLive) + ") ORDER BY kind, device_key",
-        {}, &devices));
+            where + ") ORDER BY kind, device_key",
+        p, &devices));
     std::unordered_map<std::string_view, ContainerRecord*> by_id;
     for (ContainerRecord& rec : out) by_id[rec.container_id] = &rec;
     for (size_t i = 0; i < devices.size(); ++i) {

@@ -293,6 +293,16 @@ StatusOr<std::vector<GpuDeviceRecord>> NodeRepository::ListGpuDevices(
   return Gpus().ReadAll(rows);
 }
 
+StatusOr<std::vector<GpuDeviceRecord>> NodeRepository::ListAllGpuDevices() {
+  Rows rows;
+  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) {
+    return c.Execute("SELECT " + Gpus().select() +
+                         " FROM gpu_devices ORDER BY node, gpu_index",
+                     {}, &rows);
+  }));
+  return Gpus().ReadAll(rows);
+}
+
 StatusOr<GpuDeviceRecord> NodeRepository::GetGpuDevice(std::string_view node,
                                                        int32_t index) {
   Rows rows;

@@ -136,15 +136,22 @@ StatusOr<std::vector<PodRecord>> PodRepository::ListWorkloadPods(
   return Pods().ReadAll(rows);
 }
 
-StatusOr<std::vector<PodRecord>> PodRepository::ListLivePods() {
-  const Param p[] = {false};
-  LENS_ASSIGN_OR_RETURN(
-      Rows rows,
-      store::Query(*db_,
-                   "SELECT " + Pods().select() +
-                       " FROM gpu_pods WHERE deleted = $1 AND ended_at IS "
-                       "NULL ORDER BY uid",
-                   p));
+StatusOr<std::vector<PodRecord>> PodRepository::ListLivePods(
+    std::optional<Timestamp> ended_since) {
+  std::vector<Param> p = {false};
+  std::string where = "(deleted = $1 AND ended_at IS NULL)";
+  if (ended_since) {
+    p.push_back(store::Us(*ended_since));
+    p.push_back(true);
+    where +=
+        " OR ended_at >= lens_ts($2) OR (deleted = $3 AND updated_at >= "
+        "lens_ts($2))";
+  }
+  LENS_ASSIGN_OR_RETURN(Rows rows, store::Query(*db_,
+                                                "SELECT " + Pods().select() +
+                                                    " FROM gpu_pods WHERE " +
+                                                    where + " ORDER BY uid",
+                                                p));
   return Pods().ReadAll(rows);
 }
 

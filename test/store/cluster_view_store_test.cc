@@ -257,6 +257,24 @@ TEST_P(ClusterViewStore, WholeReadsOfLivePodsContainersAndOpenWorkloads) {
   auto without = store_->containers().ListLiveContainers(false);
   ASSERT_EQ(without->size(), 3u);
   EXPECT_TRUE((*without)[1].devices.empty());
+
+  // With a window: what ended within it too.
+  auto recent = store_->pods().ListLivePods(At(kT0 + 5));
+  ASSERT_TRUE(recent.ok()) << recent.status();
+  EXPECT_EQ(recent->size(), 3u);  // and p-done, which ended at +5
+  EXPECT_EQ(store_->pods().ListLivePods(At(kT0))->size(), 4u);  // p-gone too
+  EXPECT_EQ(store_->pods().ListLivePods(At(kT0 + 6))->size(), 2u);
+  ContainerRecord finished = cs[2];  // c-c, exited
+  finished.finished_at = At(kT0 + 7);
+  ASSERT_TRUE(
+      store_->containers().UpsertContainers(std::span(&finished, 1)).ok());
+  auto with_ended = store_->containers().ListLiveContainers(true, At(kT0 + 7));
+  ASSERT_TRUE(with_ended.ok()) << with_ended.status();
+  ASSERT_EQ(with_ended->size(), 4u);
+  EXPECT_EQ((*with_ended)[2].container_id, "c-c");
+  EXPECT_EQ((*with_ended)[2].devices.size(), 1u);
+  EXPECT_EQ(store_->containers().ListLiveContainers(false, At(kT0 + 8))->size(),
+            3u);
 }
 
 TEST_P(ClusterViewStore, SyncOfManyNodesIsOneTransactionWithItsChangeLog) {
@@ -295,6 +313,11 @@ TEST_P(ClusterViewStore, SyncOfManyNodesIsOneTransactionWithItsChangeLog) {
   EXPECT_EQ(store_->nodes().SyncNodeDevices(nodes, At(kT0 + 2)).status().code(),
             StatusCode::kFailedPrecondition);
   EXPECT_EQ(store_->nodes().GetGpuDevice("node-0", 1)->serial, "node-0-s1");
+  auto all = store_->nodes().ListAllGpuDevices();
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 6u);
+  EXPECT_EQ((*all)[0].node, "node-0");
+  EXPECT_EQ((*all)[3].serial, "node-1-s1");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ClusterViewStore,
