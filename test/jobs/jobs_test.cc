@@ -411,7 +411,8 @@ TEST_P(JobsTest, StorageScanReportsConfiguredMounts) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, JobsTest,
-                         ::testing::Values("sqlite", "postgres"));
+                         ::testing::Values("sqlite", "postgres"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace lens::jobs_testing
