@@ -3,6 +3,7 @@
 // behind its own token, the store filled, SIGKILL and a restart that
 // neither loses nor doubles, `lens workloads` over what it wrote, and exit
 // codes for bad configuration.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <rapidjson/document.h>
@@ -242,18 +243,26 @@ TEST_F(ControllerDaemonTest, LensUpRunsTheControllerInProcess) {
   const int controller_port = test::FreeLoopbackPort();
   const int jobs_port = test::FreeLoopbackPort();
   log_ = dir_ + "/up.log";
+  // Built before fork(): the API server's threads may hold the allocator's
+  // lock, so the child only calls async-signal-safe functions.
+  const std::string listen = "127.0.0.1:" + std::to_string(controller_port);
+  const std::string jobs_listen = "127.0.0.1:" + std::to_string(jobs_port);
+  const int out = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int err =
+      ::open((dir_ + "/up.err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_ = ::fork();
   if (pid_ == 0) {
-    std::freopen(log_.c_str(), "w", stdout);
-    std::freopen((dir_ + "/up.err").c_str(), "w", stderr);
-    const std::string listen = "127.0.0.1:" + std::to_string(controller_port);
-    const std::string jobs = "127.0.0.1:" + std::to_string(jobs_port);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
     ::execl(LENS_CLI_BIN, "lens", "up", "--kubeconfig", kubeconfig_.c_str(),
             "--database", database_.c_str(), "--listen", "127.0.0.1:0",
             "--flows-listen", "127.0.0.1:0", "--controller-listen",
-            listen.c_str(), "--jobs-listen", jobs.c_str(), (char*)nullptr);
+            listen.c_str(), "--jobs-listen", jobs_listen.c_str(),
+            (char*)nullptr);
     ::_exit(127);
   }
+  ::close(out);
+  ::close(err);
   http_ = std::make_unique<httplib::Client>("127.0.0.1", controller_port);
   ASSERT_TRUE(WaitUntil([&] { return Ready(); }))
       << test::ReadFile(log_) << test::ReadFile(dir_ + "/up.err");

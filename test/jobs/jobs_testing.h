@@ -8,6 +8,7 @@
 #define LENS_TEST_JOBS_JOBS_TESTING_H_
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -92,33 +93,47 @@ class AgentProcess {
     const std::string root = kFixtures + "/hosts/" + host;
     log_ = ::testing::TempDir() + "agent-" + node + "-" +
            std::to_string(::getpid()) + ".log";
+    // Everything the child needs is built before fork(): other threads of
+    // this process (a test API server, a controller) may hold the
+    // allocator's lock at that moment, so the child only calls
+    // async-signal-safe functions.
+    const std::string listen = ip + ":" + std::to_string(port);
+    std::vector<std::string> args = {LENS_NODE_AGENT_BIN,
+                                     "--sysfs-root",
+                                     root + "/sys",
+                                     "--procfs-root",
+                                     root + "/proc",
+                                     "--dev-root",
+                                     root + "/dev",
+                                     "--listen",
+                                     listen,
+                                     "--interval",
+                                     "1",
+                                     "--no-nvml",
+                                     "--no-containers"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env = {"NODE_NAME=" + node};
+    for (char** e = environ; *e; ++e) {
+      if (std::string_view(*e).rfind("NODE_NAME=", 0) != 0) env.push_back(*e);
+    }
+    std::vector<char*> envp;
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_ = ::fork();
     if (pid_ == 0) {
-      if (std::FILE* f = std::freopen(log_.c_str(), "w", stdout)) {
-        ::dup2(::fileno(f), 2);
+      if (fd >= 0) {
+        ::dup2(fd, 1);
+        ::dup2(fd, 2);
       }
-      ::setenv("NODE_NAME", node.c_str(), 1);
-      const std::string listen = ip + ":" + std::to_string(port);
-      std::vector<std::string> args = {LENS_NODE_AGENT_BIN,
-                                       "--sysfs-root",
-                                       root + "/sys",
-                                       "--procfs-root",
-                                       root + "/proc",
-                                       "--dev-root",
-                                       root + "/dev",
-                                       "--listen",
-                                       listen,
-                                       "--interval",
-                                       "1",
-                                       "--no-nvml",
-                                       "--no-containers"};
-      args.insert(args.end(), extra.begin(), extra.end());
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
+      ::execve(argv[0], argv.data(), envp.data());
+      (void)!::write(2, "execve failed\n", 14);
       ::_exit(127);
     }
+    if (fd >= 0) ::close(fd);
   }
   ~AgentProcess() { Stop(SIGTERM); }
   AgentProcess(const AgentProcess&) = delete;

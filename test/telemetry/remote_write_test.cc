@@ -4,6 +4,7 @@
 #include "telemetry/remote_write.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -202,19 +203,24 @@ TEST(RemoteWriteTest, DecodesWhatARealPrometheusSends) {
       << "remote_write:\n  - url: http://127.0.0.1:" << receiver_port
       << "/api/v1/write\n    queue_config:\n      batch_send_deadline: 1s\n";
   const int prom_port = FreePort();
+  // Built before fork(): the servers' threads may hold the allocator's lock,
+  // so the child only calls async-signal-safe functions.
+  const std::string config =
+      "--config.file=" + (dir / "prometheus.yml").string();
+  const std::string data = "--storage.tsdb.path=" + (dir / "data").string();
+  const std::string listen =
+      "--web.listen-address=127.0.0.1:" + std::to_string(prom_port);
+  const int log = ::open((dir / "prometheus.log").c_str(),
+                         O_WRONLY | O_CREAT | O_TRUNC, 0644);
   const pid_t pid = ::fork();
   if (pid == 0) {
-    std::freopen((dir / "prometheus.log").c_str(), "w", stdout);
-    ::dup2(::fileno(stdout), 2);
-    const std::string config =
-        "--config.file=" + (dir / "prometheus.yml").string();
-    const std::string data = "--storage.tsdb.path=" + (dir / "data").string();
-    const std::string listen =
-        "--web.listen-address=127.0.0.1:" + std::to_string(prom_port);
+    ::dup2(log, 1);
+    ::dup2(log, 2);
     ::execl(prometheus.c_str(), "prometheus", config.c_str(), data.c_str(),
             listen.c_str(), "--log.level=warn", nullptr);
     ::_exit(127);
   }
+  ::close(log);
   std::map<std::string, std::map<std::string, std::string>> seen;  // by name
   std::map<std::string, double> values;
   size_t decoded = 0;
