@@ -12,13 +12,14 @@ inline constexpr ConfigFlag kJobsFlags[] = {
      "host:port of the container event server (default 0.0.0.0:50051; port "
      "0 picks a free one)"},
     {"--listen-http", "jobs.listenHttp", ConfigFlag::kText,
-     "host:port serving /metrics and /healthz (default 0.0.0.0:8993)"},
+     "host:port serving /metrics, /healthz, /readyz and /jobs (default "
+     "0.0.0.0:8993)"},
     {"--database", "database.url", ConfigFlag::kText,
      "store URL: sqlite:///path.db or postgresql://... (default "
      "sqlite:///var/lib/lens/lens.db; also LENS_STORE_URL)"},
     {"--bearer-token-file", "jobs.bearerTokenFile", ConfigFlag::kText,
      "require this bearer token from node agents and on every HTTP route "
-     "but /healthz"},
+     "but /healthz and /readyz"},
     {"--tls-cert", "jobs.tlsCertFile", ConfigFlag::kText,
      "serve gRPC and HTTP over TLS with this PEM certificate"},
     {"--tls-key", "jobs.tlsKeyFile", ConfigFlag::kText,

@@ -16,7 +16,7 @@
 //   netflow:                 # lens-netflow (docs/netflow.md)
 //     policyFile: /etc/lens/netflow-policy.yaml
 //
-//   jobs:                    # lens-jobs (docs/containers.md)
+//   jobs:                    # lens-jobs (docs/jobs.md, docs/containers.md)
 //     listenGrpc: 0.0.0.0:50051
 //   controller:              # lens-controller (docs/controller.md)
 //     inCluster: true
@@ -170,7 +170,7 @@ struct LENS_EXPORT NetflowOptions {
 struct LENS_EXPORT JobsOptions {
   // `listenGrpc`: host:port of the container event server (node agents).
   std::string listen_grpc = "0.0.0.0:50051";
-  // `listenHttp`: host:port of /metrics and /healthz.
+  // `listenHttp`: host:port of /metrics, /healthz, /readyz and /jobs.
   std::string listen_http = "0.0.0.0:8993";
   // `bearerTokenFile`: required from node agents and on every HTTP route but
   // /healthz. `tlsCertFile`, `tlsKeyFile`: gRPC and HTTP over TLS.
