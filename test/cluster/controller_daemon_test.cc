@@ -100,17 +100,21 @@ class ControllerDaemonTest : public ::testing::Test {
   void Start() {
     port_ = test::FreeLoopbackPort();
     log_ = dir_ + "/controller-" + std::to_string(++starts_) + ".log";
+    // Built before fork(): the API server's threads may hold the
+    // allocator's lock, so the child only calls async-signal-safe functions.
+    const std::string listen = "127.0.0.1:" + std::to_string(port_);
+    const std::string token_file = dir_ + "/metrics-token";
+    const int err = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_ = ::fork();
     if (pid_ == 0) {
-      std::freopen(log_.c_str(), "w", stderr);
-      const std::string listen = "127.0.0.1:" + std::to_string(port_);
+      ::dup2(err, 2);
       ::execl(LENS_CONTROLLER_BIN, "lens-controller", "--kubeconfig",
               kubeconfig_.c_str(), "--database", database_.c_str(), "--listen",
-              listen.c_str(), "--bearer-token-file",
-              (dir_ + "/metrics-token").c_str(), "--identity", "replica-0",
-              (char*)nullptr);
+              listen.c_str(), "--bearer-token-file", token_file.c_str(),
+              "--identity", "replica-0", (char*)nullptr);
       ::_exit(127);
     }
+    ::close(err);
     http_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
     const bool serving = WaitUntil([&] {
       auto r = http_->Get("/healthz");
