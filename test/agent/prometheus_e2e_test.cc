@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "command.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -38,16 +40,7 @@ int FreePort() {
 class Child {
  public:
   Child(std::vector<std::string> argv, const std::string& log) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      FILE* f = std::freopen(log.c_str(), "w", stdout);
-      if (f) ::dup2(::fileno(stdout), 2);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
+    pid_ = lens::test::Spawn(argv, log);
   }
   ~Child() { Terminate(); }
   // SIGTERM, wait up to 10 s, then SIGKILL. Returns the exit status.

@@ -19,6 +19,7 @@
 #include <set>
 #include <thread>
 
+#include "command.h"
 #include "containerd_env.h"
 #include "lens/container_events.h"
 #include "lens/containers.h"
@@ -47,17 +48,10 @@ class JobsProcess {
   ~JobsProcess() { Kill(SIGKILL); }
 
   void Start() {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      FILE* out = std::freopen(log_.c_str(), "a", stderr);
-      (void)out;
-      ::dup2(2, 1);
-      const std::string grpc = "127.0.0.1:" + std::to_string(port_);
-      ::execl(LENS_JOBS_BIN, "lens-jobs", "--listen-grpc", grpc.c_str(),
-              "--listen-http", "127.0.0.1:0", "--database", db_url_.c_str(),
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
+    pid_ = test::Spawn(
+        {LENS_JOBS_BIN, "--listen-grpc", "127.0.0.1:" + std::to_string(port_),
+         "--listen-http", "127.0.0.1:0", "--database", db_url_},
+        log_, /*stdout_too=*/true, /*append=*/true);
   }
   void Kill(int sig) {
     if (pid_ <= 0) return;

@@ -104,16 +104,11 @@ TEST(FlowAttributionTest, LensNetflowNamesThePodsOfFlows) {
   const std::string log = ::testing::TempDir() + "/lens-netflow-attribution-" +
                           std::to_string(::getpid()) + ".log";
   const int port = test::FreeLoopbackPort();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::freopen(log.c_str(), "w", stderr);
-    const std::string listen = "127.0.0.1:" + std::to_string(port);
-    const std::string socket = test::g_containerd->socket_path();
-    ::execl(LENS_NETFLOW_BIN, "lens-netflow", "--listen", listen.c_str(),
-            "--interval", "0.2", "--bpf-stats-window", "0",
-            "--containerd-socket", socket.c_str(), (char*)nullptr);
-    ::_exit(127);
-  }
+  const pid_t pid = test::Spawn(
+      {LENS_NETFLOW_BIN, "--listen", "127.0.0.1:" + std::to_string(port),
+       "--interval", "0.2", "--bpf-stats-window", "0", "--containerd-socket",
+       test::g_containerd->socket_path()},
+      log, /*stdout_too=*/false);
   ASSERT_GT(pid, 0);
   httplib::Client client("127.0.0.1", port);
   bool up = false;

@@ -42,18 +42,12 @@ class NetflowDaemonTest : public ::testing::Test {
                                 "k8sSvc: [10.96.0.0/12]\nresolvConf: \"\"\n")
                     .ok());
     port_ = test::FreeLoopbackPort();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const std::string listen = "127.0.0.1:" + std::to_string(port_);
-      const std::string log = dir_ + "/netflow.log";
-      std::freopen(log.c_str(), "w", stderr);
-      ::execl(LENS_NETFLOW_BIN, "lens-netflow", "--listen", listen.c_str(),
-              "--interval", "0.2", "--policy", (dir_ + "/policy.yaml").c_str(),
-              "--bearer-token-file", (dir_ + "/token").c_str(),
-              "--bpf-stats-window", "1", "--bpf-stats-period", "1",
-              (char*)nullptr);
-      ::_exit(127);
-    }
+    pid_ = test::Spawn(
+        {LENS_NETFLOW_BIN, "--listen", "127.0.0.1:" + std::to_string(port_),
+         "--interval", "0.2", "--policy", dir_ + "/policy.yaml",
+         "--bearer-token-file", dir_ + "/token", "--bpf-stats-window", "1",
+         "--bpf-stats-period", "1"},
+        dir_ + "/netflow.log", /*stdout_too=*/false);
     client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
     for (int i = 0; i < 200; ++i) {
       auto r = client_->Get("/healthz");

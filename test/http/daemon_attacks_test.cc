@@ -49,16 +49,7 @@ class DaemonAttacksTest : public ::testing::Test {
 
   // Starts `argv` (logging to dir_/daemon.log) and waits for /healthz.
   void Run(std::vector<std::string> argv) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const std::string log = dir_ + "/daemon.log";
-      if (std::freopen(log.c_str(), "w", stderr)) ::dup2(2, 1);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
+    pid_ = test::Spawn(argv, dir_ + "/daemon.log");
     test::HttpTarget health;
     health.port = port_;
     health.metrics_path = "/healthz";

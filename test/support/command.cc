@@ -153,4 +153,31 @@ StatusOr<std::string> RunChecked(const std::vector<std::string>& argv) {
                        err);
 }
 
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log,
+            bool stdout_too, bool append, const std::vector<std::string>& env) {
+  std::vector<std::string> args = argv;
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : args) arg_ptrs.push_back(a.data());
+  arg_ptrs.push_back(nullptr);
+  std::vector<std::string> vars = env;
+  for (char** e = environ; *e; ++e) vars.emplace_back(*e);
+  std::vector<char*> env_ptrs;
+  for (std::string& v : vars) env_ptrs.push_back(v.data());
+  env_ptrs.push_back(nullptr);
+  const int fd = ::open(
+      log.c_str(), O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0644);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (fd >= 0) {
+      ::dup2(fd, 2);
+      if (stdout_too) ::dup2(fd, 1);
+    }
+    ::execve(arg_ptrs[0], arg_ptrs.data(), env_ptrs.data());
+    (void)!::write(2, "execve failed\n", 14);
+    ::_exit(127);
+  }
+  if (fd >= 0) ::close(fd);
+  return pid;
+}
+
 }  // namespace lens::test

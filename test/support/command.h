@@ -55,6 +55,16 @@ StatusOr<CommandResult> RunCommand(
     const std::vector<std::string>& argv,
     std::chrono::steady_clock::duration timeout = kCommandTimeout);
 
+// Starts `argv` (a path; no lookup) in the background with its stderr (and
+// stdout when `stdout_too`) in `log` (opened for `append` or truncated) and
+// `env` added to this process's environment. Everything the child needs is
+// built before fork(): a test's other threads may hold the allocator's lock
+// at that moment, so the child only calls async-signal-safe functions.
+// Returns the child's pid (-1 when fork failed).
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log,
+            bool stdout_too = true, bool append = false,
+            const std::vector<std::string>& env = {});
+
 // RunCommand(); an exit status other than 0 is an error carrying stderr.
 StatusOr<std::string> RunChecked(const std::vector<std::string>& argv);
 
