@@ -73,6 +73,25 @@ void SampleFields(Writer& w, const NodeSnapshot& s, size_t i) {
   OptField(w, "ecc_uncorrectable_errors", m.ecc_uncorrectable_errors);
 }
 
+// The ports of an RDMA device, as /rdma and /report give them.
+void PortsArray(Writer& w, const RdmaDevice& d) {
+  w.Key("ports");
+  w.StartArray();
+  for (const RdmaPort& p : d.ports) {
+    w.StartObject();
+    w.Key("port");
+    w.Int(p.port);
+    Str(w, "state", p.state);
+    Str(w, "phys_state", p.phys_state);
+    Str(w, "link_layer", p.link_layer);
+    Str(w, "rate", p.rate);
+    OptField(w, "rate_gbps", p.rate_gbps);
+    OptField(w, "lid", p.lid);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 void Respond(const NodeAgent& agent, std::string (*render)(const NodeSnapshot&),
              HttpResponse* out) {
   RespondData(render(*agent.snapshot()), out);
@@ -139,21 +158,7 @@ std::string RdmaJson(const NodeSnapshot& s) {
     Str(w, "if_name", d.name);
     Str(w, "link_layer", d.ports.empty() ? "" : d.ports[0].link_layer);
     RdmaDeviceFields(w, d);
-    w.Key("ports");
-    w.StartArray();
-    for (const RdmaPort& p : d.ports) {
-      w.StartObject();
-      w.Key("port");
-      w.Int(p.port);
-      Str(w, "state", p.state);
-      Str(w, "phys_state", p.phys_state);
-      Str(w, "link_layer", p.link_layer);
-      Str(w, "rate", p.rate);
-      OptField(w, "rate_gbps", p.rate_gbps);
-      OptField(w, "lid", p.lid);
-      w.EndObject();
-    }
-    w.EndArray();
+    PortsArray(w, d);
     w.EndObject();
   }
   w.EndArray();
@@ -227,18 +232,7 @@ std::string ReportJson(const NodeSnapshot& s) {
     w.StartObject();
     Str(w, "name", d.name);
     RdmaDeviceFields(w, d);
-    w.Key("ports");
-    w.StartArray();
-    for (const RdmaPort& p : d.ports) {
-      w.StartObject();
-      w.Key("port");
-      w.Int(p.port);
-      Str(w, "state", p.state);
-      Str(w, "link_layer", p.link_layer);
-      OptField(w, "rate_gbps", p.rate_gbps);
-      w.EndObject();
-    }
-    w.EndArray();
+    PortsArray(w, d);
     w.EndObject();
   }
   w.EndArray();
