@@ -41,6 +41,7 @@ PACKAGES=(
   sqlite3               # the sqlite3 shell, to inspect a Lens database by hand
   openssl               # test certificates for the TLS tests
   prometheus            # a real Prometheus scraping lens-node-agent in the end-to-end test
+  victoria-metrics      # VictoriaMetrics and vmagent: lens-telemetry's forward target and peer (tests, bench)
   containerd            # a private containerd + runc for the container tracking tests
   runc
   busybox-static        # the test image's only binary (built into an OCI layout tar)

@@ -6,7 +6,10 @@
 // (GPU pods, workloads and nodes from the API server into --database) with
 // /readyz and /metrics on 127.0.0.1:8992; the scheduled jobs (allocation,
 // consumers, node and device inventory, status, storage) against the local
-// agent, into --database, with /jobs and /metrics on 127.0.0.1:8993.
+// agent, into --database, with /jobs and /metrics on 127.0.0.1:8993; the
+// telemetry processor on 127.0.0.1:8994 (remote write into the store's
+// sample history, fluent-bit logs, and the training logs of --logs tailed
+// into the store).
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +20,7 @@
 #include "lens/log.h"
 #include "lens/node_service.h"
 #include "lens/process.h"
+#include "lens/telemetry_service.h"
 #include "node_flags.h"
 
 namespace lens::cli {
@@ -40,6 +44,9 @@ constexpr ConfigFlag kUpFlags[] = {
      "/var/lib/lens does not exist; also LENS_STORE_URL)"},
     {"--jobs-listen", "jobs.listenHttp", ConfigFlag::kText,
      "host:port of the jobs' /jobs and /metrics (default 127.0.0.1:8993)"},
+    {"--telemetry-listen", "telemetry.listen", ConfigFlag::kText,
+     "host:port of remote write (/api/v1/write) and logs (/v1/logs) into "
+     "the store (default 127.0.0.1:8994)"},
 };
 
 // The store of one machine: the configured one, except that the built-in
@@ -61,7 +68,30 @@ void UseStateDirWhenUnset(Config* c) {
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (!ec) c->database.url = "sqlite://" + dir + "/lens.db";
+  if (ec) return;
+  c->database.url = "sqlite://" + dir + "/lens.db";
+  if (c->telemetry.queue_dir == TelemetryConfigOptions{}.queue_dir) {
+    c->telemetry.queue_dir = dir + "/telemetry";
+  }
+}
+
+// The telemetry processor of one machine: what is remote-written to it goes
+// to the store's sample history (and to `forward` targets if configured);
+// the --logs files are tailed into the store.
+StatusOr<std::unique_ptr<TelemetryService>> StartUpTelemetry(
+    const Config& config, const std::vector<std::string>& logs) {
+  Config c = config;
+  c.telemetry.sample_history = true;
+  c.telemetry.logs = true;
+  LENS_ASSIGN_OR_RETURN(TelemetryServiceOptions o,
+                        TelemetryServiceOptionsFromConfig(c));
+  LENS_ASSIGN_OR_RETURN(auto service, TelemetryService::Start(o));
+  for (const std::string& path : logs) {
+    Status st = service->processor().FollowLogFile(
+        std::filesystem::absolute(path).lexically_normal().string());
+    if (!st.ok()) return st;
+  }
+  return service;
 }
 
 // The jobs of one machine: this node's agent, the controller's cluster (if
@@ -125,7 +155,12 @@ Command AddUp(CLI::App& app) {
   flags->Add(*cmd, kContainerFlags);
   flags->Add(*cmd, kUpFlags);
   flags->Add(*cmd, kLoggingFlags);
-  return [flags]() {
+  auto logs = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--logs", *logs,
+                  "training log files to follow into the store (as `lens "
+                  "parse-log --store` would store them; files still being "
+                  "written and rotated too)");
+  return [flags, logs]() {
     BlockShutdownSignals();
     // One workstation: not on the network unless asked.
     ConfigFlags f = *flags;
@@ -133,6 +168,7 @@ Command AddUp(CLI::App& app) {
     f.Default("netflow.listenAddress", "127.0.0.1:8990", "lens up");
     f.Default("controller.listenHttp", "127.0.0.1:8992", "lens up");
     f.Default("jobs.listenHttp", "127.0.0.1:8993", "lens up");
+    f.Default("telemetry.listen", "127.0.0.1:8994", "lens up");
     StatusOr<Config> config = f.Load();
     if (!config.ok()) {
       std::fprintf(stderr, "lens up: %s\n", config.status().message().c_str());
@@ -185,6 +221,15 @@ Command AddUp(CLI::App& app) {
         jobs_options = started.status();
       }
     }
+    auto telemetry = StartUpTelemetry(*config, *logs);
+    if (!telemetry.ok() && !logs->empty()) {
+      std::fprintf(stderr, "lens up: telemetry: %s\n",
+                   telemetry.status().message().c_str());
+      if (jobs) jobs->Stop();
+      if (controller) controller->Stop();
+      (*service)->Stop();
+      return telemetry.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+    }
     PrintServing(**service, *options, *config);
     if (jobs) {
       std::printf("  jobs into %s: %s/jobs  %s/metrics\n",
@@ -204,9 +249,24 @@ Command AddUp(CLI::App& app) {
           controller->database().c_str(), controller->http_url().c_str(),
           controller->http_url().c_str());
     }
+    if (telemetry.ok()) {
+      const std::string url = (*telemetry)->http_url();
+      std::printf(
+          "  telemetry into %s: %s/api/v1/write (remote write, kept as sample "
+          "history)  %s/v1/logs (fluent-bit)  %s/metrics\n",
+          (*telemetry)->database().c_str(), url.c_str(), url.c_str(),
+          url.c_str());
+      for (const std::string& path : *logs) {
+        std::printf("  following training log %s\n", path.c_str());
+      }
+    } else {
+      std::printf("  telemetry off: %s\n",
+                  telemetry.status().message().c_str());
+    }
     std::fflush(stdout);
     WaitForShutdownSignal();
     std::printf("lens up: stopping\n");
+    if (telemetry.ok()) (*telemetry)->Stop();
     if (jobs) jobs->Stop();
     if (controller) controller->Stop();
     (*service)->Stop();

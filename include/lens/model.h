@@ -46,6 +46,14 @@ struct Page {
   int32_t page_size = 0;
 };
 
+// A page of the change feed (the *WrittenSince reads of lens/store.h): rows
+// in the order they were written, and the latest write time among them.
+template <typename T>
+struct Changes {
+  std::vector<T> items;
+  Timestamp through{};  // the max written time of items; `since` when none
+};
+
 // Half-open [from, to); either end may be open.
 struct TimeRange {
   std::optional<Timestamp> from;

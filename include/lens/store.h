@@ -33,6 +33,7 @@
 
 #include "lens/export.h"
 #include "lens/model.h"
+#include "lens/sample_history.h"
 #include "lens/status.h"
 #include "lens/training.h"
 
@@ -67,6 +68,35 @@ struct SchemaStatus {
   std::vector<MigrationInfo> migrations;
 };
 
+// The change feed, for readers that keep an index of pods, workloads,
+// containers and GPUs current without full scans (lens-telemetry). Every
+// write of a row of gpu_pods, gpu_workloads, node_containers or gpu_devices
+// (their upserts, UpdateWorkloadStatus, MarkMissingDeleted, the device
+// syncs) stamps it with the writer's wall clock, read when its transaction
+// began (microseconds; one time per transaction). The *WrittenSince reads
+// return the rows stamped at `since` or later, in stamp order and then by
+// key, and `through`, the latest stamp among them. A row is reported when
+// written, changed or not (a device sync rewrites a node's whole inventory);
+// a deleted row is not (a GPU a sync removed: see ListDeviceChanges). Rows
+// last written before migration 5 carry their updated_at, or the
+// migration's time when that is earlier.
+//
+// Pages: a page holds every row stamped in [since, through], that is all
+// rows stamped exactly `since`, then at least `limit` rows (when there are)
+// up to the end of a stamp: a page never splits one transaction's rows, so
+// it may exceed `limit` by two transactions' rows. While a page holds
+// `limit` or more items and `through` > `since`, read on from `through`
+// (inclusive: its rows come again; apply rows idempotently). A limit of 0
+// is kInvalidArgument.
+//
+// Watermarks: the stamp is the writer's clock. Writers' clocks differ, and
+// on PostgreSQL transactions commit in any order, so a row can become
+// visible after rows stamped later than it. Keep the largest `through` seen
+// as a watermark and read from it minus a margin longer than the clock skew
+// between writers plus the longest write transaction (seconds, not
+// milliseconds). On SQLite a writer stamps after taking the write lock, so
+// one host's stamps follow commit order.
+
 class LENS_EXPORT NodeRepository {
  public:
   // Upserts a node; created_at is kept from the first write.
@@ -95,6 +125,10 @@ class LENS_EXPORT NodeRepository {
   // Every node's GPUs, by node and index, in one read.
   StatusOr<std::vector<GpuDeviceRecord>> ListAllGpuDevices();
   StatusOr<GpuDeviceRecord> GetGpuDevice(std::string_view node, int32_t index);
+  // The change feed of gpu_devices (above), ordered by node and index
+  // within one stamp; a sync stamps all of a node's GPUs together.
+  StatusOr<Changes<GpuDeviceRecord>> ListGpuDevicesWrittenSince(
+      Timestamp since, size_t limit = 100000);
   StatusOr<std::vector<RdmaDeviceRecord>> ListRdmaDevices(
       std::string_view node);
   // Appends points to the allocation history and, in the same transaction,
@@ -158,6 +192,13 @@ class LENS_EXPORT PodRepository {
   StatusOr<std::vector<std::pair<std::string, PodRecord>>>
   ListOpenWorkloadPods();
 
+  // The change feeds of gpu_pods and gpu_workloads (above), by uid within
+  // one stamp.
+  StatusOr<Changes<PodRecord>> ListPodsWrittenSince(Timestamp since,
+                                                    size_t limit = 100000);
+  StatusOr<Changes<WorkloadRecord>> ListWorkloadsWrittenSince(
+      Timestamp since, size_t limit = 100000);
+
  private:
   friend class Store;
   explicit PodRepository(store::Database* db) : db_(db) {}
@@ -188,6 +229,11 @@ class LENS_EXPORT ContainerRepository {
   // Containers not deleted that hold device (kind, key).
   StatusOr<std::vector<ContainerRecord>> FindDeviceHolders(
       DeviceKind kind, std::string_view device_key);
+  // The change feed of node_containers (above), by container_id within one
+  // stamp; with their current devices when asked (writing a container's
+  // devices stamps the container).
+  StatusOr<Changes<ContainerRecord>> ListContainersWrittenSince(
+      Timestamp since, bool with_devices, size_t limit = 100000);
 
  private:
   friend class Store;
@@ -300,6 +346,8 @@ class LENS_EXPORT Store {
   ContainerRepository& containers() { return containers_; }
   TrainingRepository& training() { return training_; }
   StorageRepository& storage() { return storage_; }
+  // The bounded sample history of embedded mode (lens/sample_history.h).
+  SampleRepository& samples() { return samples_; }
 
   std::string_view backend() const;   // "sqlite" or "postgresql"
   const std::string& target() const;  // never contains a password
@@ -313,6 +361,7 @@ class LENS_EXPORT Store {
   ContainerRepository containers_;
   TrainingRepository training_;
   StorageRepository storage_;
+  SampleRepository samples_;
 };
 
 }  // namespace lens

@@ -19,6 +19,7 @@
 #include "core/config_jobs.h"
 #include "core/config_netflow.h"
 #include "core/config_node_exporter.h"
+#include "core/config_telemetry.h"
 #include "core/redact.h"
 
 namespace lens {
@@ -111,6 +112,11 @@ constexpr FieldRule<Config> kTopLevelRules[] = {
         Config* out) {
        return DecodeController(ctx, v, path, &out->controller);
      }},
+    {"telemetry",
+     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
+        Config* out) {
+       return DecodeTelemetry(ctx, v, path, &out->telemetry);
+     }},
     {"database",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
         Config* out) { return DecodeDatabase(ctx, v, path, &out->database); }},
@@ -136,6 +142,7 @@ std::vector<std::string> EnvOverridableKeys() {
   add("netflow", NetflowKeys());
   add("jobs", JobsKeys());
   add("controller", ControllerKeys());
+  add("telemetry", TelemetryKeys());
   add("database", DatabaseKeys());
   out.push_back("httpPort");
   return out;
@@ -282,6 +289,7 @@ Status Config::Validate() const {
   LENS_RETURN_IF_ERROR(netflow.Validate().WithContext("netflow"));
   LENS_RETURN_IF_ERROR(jobs.Validate().WithContext("jobs"));
   LENS_RETURN_IF_ERROR(controller.Validate().WithContext("controller"));
+  LENS_RETURN_IF_ERROR(telemetry.Validate().WithContext("telemetry"));
   LENS_RETURN_IF_ERROR(database.Validate().WithContext("database"));
   if (http_port.has_value())
     LENS_RETURN_IF_ERROR(ValidatePort(*http_port).WithContext("httpPort"));

@@ -4,6 +4,7 @@
 
 #include "lens/store.h"
 #include "store/db.h"
+#include "store/feed.h"
 #include "store/table.h"
 #include "store/text.h"
 
@@ -35,7 +36,7 @@ const store::Table<ContainerRecord>& Containers() {
        f::CreatedAt("created_at", &R::created_at, &R::updated_at),
        f::OptTime("started_at", &R::started_at),
        f::OptTime("finished_at", &R::finished_at),
-       f::Time("updated_at", &R::updated_at),
+       f::Time("updated_at", &R::updated_at), f::WrittenUs<R>(),
        f::Rule<R>([](std::string_view, R* c) {
          if (c->devices.size() <= kMaxDevices) return OkStatus();
          return InvalidArgumentError(
@@ -89,6 +90,29 @@ Status LoadDevices(Conn& c, ContainerRecord* rec) {
   rec->devices.clear();
   for (size_t i = 0; i < rows.size(); ++i) {
     rec->devices.push_back(Devices().Read(rows, i));
+  }
+  return OkStatus();
+}
+
+// Adds the devices of the containers `ids_sql` selects (with `p`) to their
+// records in `out`, matched by id (the two engines' collations may order
+// ids differently).
+Status AttachDevices(Conn& c, const std::string& ids_sql,
+                     std::span<const Param> p,
+                     std::vector<ContainerRecord>* out) {
+  if (out->empty()) return OkStatus();
+  Rows devices;
+  LENS_RETURN_IF_ERROR(
+      c.Execute("SELECT " + Devices().select() +
+                    " FROM node_container_devices WHERE container_id IN (" +
+                    ids_sql + ") ORDER BY kind, device_key",
+                p, &devices));
+  std::unordered_map<std::string_view, ContainerRecord*> by_id;
+  for (ContainerRecord& rec : *out) by_id[rec.container_id] = &rec;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    HeldDevice d = Devices().Read(devices, i);
+    auto it = by_id.find(d.container_id);
+    if (it != by_id.end()) it->second->devices.push_back(std::move(d));
   }
   return OkStatus();
 }
@@ -197,24 +221,33 @@ StatusOr<std::vector<ContainerRecord>> ContainerRepository::ListLiveContainers(
         "SELECT " + Containers().select() + where + " ORDER BY container_id", p,
         &rows));
     out = Containers().ReadAll(rows);
-    if (!with_devices || out.empty()) return OkStatus();
-    // Every live container's devices in one query (matched by id: the two
-    // engines' collations may order ids differently).
-    Rows devices;
-    LENS_RETURN_IF_ERROR(c.Execute(
-        "SELECT " + Devices().select() +
-            " FROM node_container_devices WHERE container_id IN (SELECT "
-            "container_id" +
-            where + ") ORDER BY kind, device_key",
-        p, &devices));
-    std::unordered_map<std::string_view, ContainerRecord*> by_id;
-    for (ContainerRecord& rec : out) by_id[rec.container_id] = &rec;
-    for (size_t i = 0; i < devices.size(); ++i) {
-      HeldDevice d = Devices().Read(devices, i);
-      auto it = by_id.find(d.container_id);
-      if (it != by_id.end()) it->second->devices.push_back(std::move(d));
-    }
-    return OkStatus();
+    if (!with_devices) return OkStatus();
+    // Every live container's devices in one query.
+    return AttachDevices(c, "SELECT container_id" + where, p, &out);
+  }));
+  return out;
+}
+
+StatusOr<Changes<ContainerRecord>>
+ContainerRepository::ListContainersWrittenSince(Timestamp since,
+                                                bool with_devices,
+                                                size_t limit) {
+  Changes<ContainerRecord> out;
+  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) -> Status {
+    int64_t through = 0;
+    LENS_ASSIGN_OR_RETURN(
+        Rows rows, store::ReadWrittenSince(
+                       c, "node_containers", Containers().select(),
+                       "container_id", store::Us(since), limit, &through));
+    out = {Containers().ReadAll(rows), store::FromUs(through)};
+    if (!with_devices) return OkStatus();
+    // The page is every row stamped in [since, through] (feed.h), read in
+    // this same transaction.
+    const Param p[] = {store::Us(since), through};
+    return AttachDevices(c,
+                         "SELECT container_id FROM node_containers WHERE "
+                         "written_us >= $1 AND written_us <= $2",
+                         p, &out.items);
   }));
   return out;
 }
@@ -237,11 +270,12 @@ StatusOr<int64_t> ContainerRepository::MarkMissingDeleted(
     for (size_t i = 0; i < rows.size(); ++i) {
       const std::string id = rows.Text(i, 0);
       if (live.count(id)) continue;
-      const Param u[] = {std::string_view(id), store::Us(now)};
+      const Param u[] = {std::string_view(id), store::Us(now),
+                         c.write_time_us()};
       LENS_RETURN_IF_ERROR(c.Execute(
           "UPDATE node_containers SET state = 'deleted', updated_at = "
-          "lens_ts($2), finished_at = COALESCE(finished_at, lens_ts($2)) "
-          "WHERE container_id = $1",
+          "lens_ts($2), finished_at = COALESCE(finished_at, lens_ts($2)), "
+          "written_us = $3 WHERE container_id = $1",
           u));
       ++changed;
     }

@@ -58,6 +58,19 @@ bool Rows::Bool(size_t row, size_t col) const {
 }
 
 // ---------------------------------------------------------------------------
+// The writer's clock.
+
+int64_t WallClockUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t Conn::write_time_us() const {
+  return write_time_us_ > 0 ? write_time_us_ : WallClockUs();
+}
+
+// ---------------------------------------------------------------------------
 // Database: pool + retrying runner.
 
 Database::Database(std::unique_ptr<Connector> connector, size_t max_connections,
@@ -111,12 +124,16 @@ Status Database::Run(bool write, const std::function<Status(Conn&)>& fn) {
     } else {
       Conn& c = **conn;
       st = c.Begin(write);
+      // Read after BEGIN: a retried transaction gets a new time, and on
+      // SQLite (BEGIN IMMEDIATE holds the write lock) times follow commits.
+      if (st.ok() && write) c.set_write_time_us(WallClockUs());
       if (st.ok()) st = fn(c);
       if (st.ok()) {
         st = c.Commit();
       } else {
         c.Rollback();
       }
+      c.set_write_time_us(0);
       if (st.code() == StatusCode::kUnavailable) {
         // Whatever the connection's own view, do not reuse it after a lost
         // transaction: the next attempt starts on a fresh one.
@@ -268,6 +285,7 @@ std::string BuildUpsertSql(Dialect dialect, const UpsertSpec& spec,
           sql += dialect == Dialect::kPostgres ? ph + "::jsonb" : ph;
           break;
         case ColumnKind::kPlain:
+        case ColumnKind::kWrittenUs:
           sql += ph;
           break;
       }
@@ -336,6 +354,12 @@ StatusOr<size_t> UpsertRows(Conn& conn, const UpsertSpec& spec,
   const size_t per_stmt = std::max<size_t>(
       1, std::min(kMaxRowsPerStatement,
                   kMaxParamsPerStatement / std::max<size_t>(1, n)));
+  // The change feed's column, when the table has one: the transaction's time.
+  size_t written = n;
+  for (size_t c = 0; c < n; ++c) {
+    if (spec.columns[c].kind == ColumnKind::kWrittenUs) written = c;
+  }
+  const Param written_us = written < n ? Param(conn.write_time_us()) : Param();
   std::vector<Param> params;
   for (size_t start = 0; start < unique.size(); start += per_stmt) {
     const size_t count = std::min(per_stmt, unique.size() - start);
@@ -345,6 +369,7 @@ StatusOr<size_t> UpsertRows(Conn& conn, const UpsertSpec& spec,
     for (size_t r = 0; r < count; ++r) {
       const auto& row = *unique[start + r];
       params.insert(params.end(), row.begin(), row.end());
+      if (written < n) params[params.size() - n + written] = written_us;
     }
     LENS_RETURN_IF_ERROR(conn.Execute(sql, params));
   }

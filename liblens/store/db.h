@@ -103,7 +103,21 @@ class Conn {
 
   // True once the connection is known to be unusable; the pool drops it.
   virtual bool broken() const = 0;
+
+  // The writer's wall clock in microseconds since the Unix epoch, read once
+  // when Database::Write began the current transaction (after BEGIN, so on
+  // SQLite after the write lock is held): every row the transaction writes
+  // carries it as written_us (the change feed, docs/storage.md). Outside
+  // Database::Write, the clock now.
+  int64_t write_time_us() const;
+  void set_write_time_us(int64_t us) { write_time_us_ = us; }
+
+ private:
+  int64_t write_time_us_ = 0;  // 0: not in a Database::Write transaction
 };
+
+// The wall clock in microseconds since the Unix epoch.
+int64_t WallClockUs();
 
 // Opens connections to one database. Thread-safe.
 class Connector {
@@ -169,8 +183,9 @@ class Database {
   uint64_t reconnects_ = 0;                  // GUARDED_BY(mu_)
 };
 
-// Column kinds for the upsert builder.
-enum class ColumnKind { kPlain, kTimestamp, kJson };
+// Column kinds for the upsert builder. kWrittenUs: the transaction's
+// Conn::write_time_us, which UpsertRows puts in place of the row's value.
+enum class ColumnKind { kPlain, kTimestamp, kJson, kWrittenUs };
 struct Column {
   std::string_view name;
   ColumnKind kind = ColumnKind::kPlain;

@@ -3,6 +3,7 @@
 
 #include "lens/store.h"
 #include "store/db.h"
+#include "store/feed.h"
 #include "store/table.h"
 #include "store/text.h"
 
@@ -40,7 +41,7 @@ const store::Table<GpuDeviceRecord>& Gpus() {
        f::Name("serial", &R::serial), f::Name("uuid", &R::uuid),
        f::Name("bdf", &R::bdf), f::Int("vram_bytes", &R::vram_bytes),
        f::Int("numa_node", &R::numa_node),
-       f::Time("updated_at", &R::updated_at),
+       f::Time("updated_at", &R::updated_at), f::WrittenUs<R>(),
        f::Rule<R>([](std::string_view t, R* g) {
          if (g->gpu_index >= 0) return OkStatus();
          return InvalidArgumentError(std::string(t) +
@@ -64,7 +65,7 @@ const store::Table<RdmaDeviceRecord>& Rdmas() {
   return t;
 }
 
-const store::Table<DeviceChangeRecord>& Changes() {
+const store::Table<DeviceChangeRecord>& ChangeLog() {
   using R = DeviceChangeRecord;
   namespace f = store::field;
   static const store::Table<R> t(
@@ -147,8 +148,8 @@ Status Sync(Conn& c, const SyncSpec& spec, std::string_view node,
   }
   LENS_RETURN_IF_ERROR(store::UpsertRows(c, spec.table, rows).status());
   store::Batch<DeviceChangeRecord> log;
-  LENS_RETURN_IF_ERROR(Changes().Prepare(changes, &log));
-  return store::UpsertRows(c, Changes().upsert(), log.rows).status();
+  LENS_RETURN_IF_ERROR(ChangeLog().Prepare(changes, &log));
+  return store::UpsertRows(c, ChangeLog().upsert(), log.rows).status();
 }
 
 }  // namespace
@@ -319,6 +320,21 @@ StatusOr<GpuDeviceRecord> NodeRepository::GetGpuDevice(std::string_view node,
   return Gpus().Read(rows, 0);
 }
 
+StatusOr<Changes<GpuDeviceRecord>> NodeRepository::ListGpuDevicesWrittenSince(
+    Timestamp since, size_t limit) {
+  Changes<GpuDeviceRecord> out;
+  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) -> Status {
+    int64_t through = 0;
+    LENS_ASSIGN_OR_RETURN(
+        Rows rows, store::ReadWrittenSince(c, "gpu_devices", Gpus().select(),
+                                           "node, gpu_index", store::Us(since),
+                                           limit, &through));
+    out = {Gpus().ReadAll(rows), store::FromUs(through)};
+    return OkStatus();
+  }));
+  return out;
+}
+
 StatusOr<std::vector<RdmaDeviceRecord>> NodeRepository::ListRdmaDevices(
     std::string_view node) {
   Rows rows;
@@ -339,11 +355,11 @@ StatusOr<Page<DeviceChangeRecord>> NodeRepository::ListDeviceChanges(
   f.AddRange("at", range);
   Page<DeviceChangeRecord> page{
       {}, 0, page_request.page_num, page_request.page_size};
-  LENS_ASSIGN_OR_RETURN(Rows rows,
-                        store::ReadPage(*db_, "node_device_changelog" + f.sql(),
-                                        Changes().select(), "at DESC, id DESC",
-                                        page_request, f, &page.total));
-  page.items = Changes().ReadAll(rows);
+  LENS_ASSIGN_OR_RETURN(
+      Rows rows, store::ReadPage(*db_, "node_device_changelog" + f.sql(),
+                                 ChangeLog().select(), "at DESC, id DESC",
+                                 page_request, f, &page.total));
+  page.items = ChangeLog().ReadAll(rows);
   return page;
 }
 

@@ -1,6 +1,7 @@
 // gpu_pods, gpu_pods_events, pod_snapshots, pod_resources.
 #include "lens/store.h"
 #include "store/db.h"
+#include "store/feed.h"
 #include "store/table.h"
 #include "store/text.h"
 
@@ -25,7 +26,7 @@ const store::Table<PodRecord>& Pods() {
        f::OptTime("ended_at", &R::ended_at), f::Int("restarts", &R::restarts),
        f::LabelsColumn("labels", &R::labels),
        f::CreatedAt("created_at", &R::created_at, &R::updated_at),
-       f::Time("updated_at", &R::updated_at)},
+       f::Time("updated_at", &R::updated_at), f::WrittenUs<R>()},
       {.keep = {"created_at"}});
   return t;
 }
@@ -173,6 +174,20 @@ PodRepository::ListOpenWorkloadPods() {
   for (size_t i = 0; i < rows.size(); ++i) {
     out.emplace_back(rows.Text(i, 0), Pods().Read(rows, i, 1));
   }
+  return out;
+}
+
+StatusOr<Changes<PodRecord>> PodRepository::ListPodsWrittenSince(
+    Timestamp since, size_t limit) {
+  Changes<PodRecord> out;
+  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) -> Status {
+    int64_t through = 0;
+    LENS_ASSIGN_OR_RETURN(Rows rows, store::ReadWrittenSince(
+                                         c, "gpu_pods", Pods().select(), "uid",
+                                         store::Us(since), limit, &through));
+    out = {Pods().ReadAll(rows), store::FromUs(through)};
+    return OkStatus();
+  }));
   return out;
 }
 

@@ -291,6 +291,45 @@ CREATE TABLE gpu_allocation_history (
 CREATE INDEX gpu_allocation_history_at ON gpu_allocation_history (at);
 )sql";
 
+// For the telemetry processor: a change feed (when each row of the tables it
+// indexes was last written, by the writer's clock, in microseconds; rows
+// written before this migration get their updated_at, at most now) and the
+// bounded sample history of embedded mode. Samples have no foreign key (a
+// per-row check); sample_history_state's one row orders appends and prunes.
+constexpr std::string_view kV5 = R"sql(
+ALTER TABLE gpu_pods ADD COLUMN written_us BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE gpu_workloads ADD COLUMN written_us BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE node_containers ADD COLUMN written_us BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE gpu_devices ADD COLUMN written_us BIGINT NOT NULL DEFAULT 0;
+UPDATE gpu_pods SET written_us = CASE WHEN lens_us(updated_at) < {NOW_US}
+  THEN lens_us(updated_at) ELSE {NOW_US} END;
+UPDATE gpu_workloads SET written_us = CASE WHEN lens_us(updated_at) < {NOW_US}
+  THEN lens_us(updated_at) ELSE {NOW_US} END;
+UPDATE node_containers SET written_us = CASE
+  WHEN lens_us(updated_at) < {NOW_US} THEN lens_us(updated_at)
+  ELSE {NOW_US} END;
+UPDATE gpu_devices SET written_us = CASE WHEN lens_us(updated_at) < {NOW_US}
+  THEN lens_us(updated_at) ELSE {NOW_US} END;
+CREATE INDEX gpu_pods_written ON gpu_pods (written_us);
+CREATE INDEX gpu_workloads_written ON gpu_workloads (written_us);
+CREATE INDEX node_containers_written ON node_containers (written_us);
+CREATE INDEX gpu_devices_written ON gpu_devices (written_us);
+
+CREATE TABLE sample_series (
+  id {ID},
+  metric TEXT NOT NULL,
+  labels TEXT NOT NULL,
+  UNIQUE (metric, labels));
+CREATE TABLE samples (
+  series_id BIGINT NOT NULL,
+  ts_ms BIGINT NOT NULL,
+  value {REAL},
+  PRIMARY KEY (series_id, ts_ms)){WITHOUT_ROWID};
+CREATE INDEX samples_ts ON samples (ts_ms);
+CREATE TABLE sample_history_state (generation BIGINT NOT NULL);
+INSERT INTO sample_history_state (generation) VALUES (0);
+)sql";
+
 // PostgreSQL only: the timestamp conversion functions of db.h, exact to the
 // microsecond (SQLite registers identities instead).
 constexpr std::string_view kPgTimeFunctions = R"sql(
@@ -311,6 +350,10 @@ constexpr Token kTokens[] = {
     {"{JSON}", "TEXT", "JSONB"},
     {"{BOOL}", "INTEGER", "BOOLEAN"},
     {"{REAL}", "REAL", "DOUBLE PRECISION"},
+    {"{NOW_US}",
+     "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)",
+     "lens_us(now())"},
+    {"{WITHOUT_ROWID}", " WITHOUT ROWID", ""},
 };
 
 std::string Render(std::string_view sql, Dialect d) {
@@ -338,6 +381,7 @@ std::vector<Migration> Migrations(Dialect dialect) {
                  Render(kV3, dialect)});
   out.push_back(
       {4, "GPU allocation, utilisation and agent state", Render(kV4, dialect)});
+  out.push_back({5, "change feed and sample history", Render(kV5, dialect)});
   return out;
 }
 

@@ -67,7 +67,8 @@ Store::Store(std::unique_ptr<store::Database> db)
       pods_(db_.get()),
       containers_(db_.get()),
       training_(db_.get()),
-      storage_(db_.get()) {}
+      storage_(db_.get()),
+      samples_(db_.get()) {}
 
 Store::~Store() = default;
 

@@ -367,6 +367,19 @@ Field<W, R> Of(
           std::move(read), nullptr};
 }
 
+// written_us, the change feed's column: the writing transaction's time
+// (Conn::write_time_us), put in by UpsertRows; never read into the record
+// (the feed reads it beside the record's columns).
+template <typename R>
+Field<R> WrittenUs() {
+  return {{"written_us", ColumnKind::kWrittenUs},
+          [](std::string_view, const R&, Scratch&) -> StatusOr<Param> {
+            return Param();
+          },
+          nullptr,
+          nullptr};
+}
+
 // A check of the whole record that no single column owns.
 template <typename R>
 Field<R> Rule(std::function<Status(std::string_view table, R* r)> check) {

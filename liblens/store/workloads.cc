@@ -1,6 +1,7 @@
 // gpu_workloads and workload_pod_references.
 #include "lens/store.h"
 #include "store/db.h"
+#include "store/feed.h"
 #include "store/table.h"
 #include "store/text.h"
 
@@ -26,7 +27,7 @@ const store::Table<WorkloadRecord>& Workloads() {
        f::LabelsColumn("labels", &R::labels),
        f::CreatedAt("created_at", &R::created_at, &R::updated_at),
        f::OptTime("ended_at", &R::ended_at),
-       f::Time("updated_at", &R::updated_at)},
+       f::Time("updated_at", &R::updated_at), f::WrittenUs<R>()},
       {.keep = {"created_at"}});
   return t;
 }
@@ -49,12 +50,13 @@ Status PodRepository::UpdateWorkloadStatus(std::span<const WorkloadRecord> in) {
     for (const WorkloadRecord& w : rows) {
       const Param p[] = {std::string_view(w.uid),  std::string_view(w.status),
                          int64_t{w.gpu_request},   int64_t{w.active_pods},
-                         store::OptUs(w.ended_at), store::Us(w.updated_at)};
+                         store::OptUs(w.ended_at), store::Us(w.updated_at),
+                         c.write_time_us()};
       Rows out;
       LENS_RETURN_IF_ERROR(c.Execute(
           "UPDATE gpu_workloads SET status = $2, gpu_request = $3, "
-          "active_pods = $4, ended_at = lens_ts($5), updated_at = lens_ts($6) "
-          "WHERE uid = $1 RETURNING uid",
+          "active_pods = $4, ended_at = lens_ts($5), updated_at = lens_ts($6), "
+          "written_us = $7 WHERE uid = $1 RETURNING uid",
           p, &out));
       if (out.empty()) {
         return NotFoundError("gpu_workloads: workload '" + w.uid +
@@ -103,6 +105,21 @@ StatusOr<Page<WorkloadRecord>> PodRepository::ListWorkloads(
                       order + ", uid", q.page, f, &page.total));
   page.items = Workloads().ReadAll(rows);
   return page;
+}
+
+StatusOr<Changes<WorkloadRecord>> PodRepository::ListWorkloadsWrittenSince(
+    Timestamp since, size_t limit) {
+  Changes<WorkloadRecord> out;
+  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) -> Status {
+    int64_t through = 0;
+    LENS_ASSIGN_OR_RETURN(
+        Rows rows,
+        store::ReadWrittenSince(c, "gpu_workloads", Workloads().select(), "uid",
+                                store::Us(since), limit, &through));
+    out = {Workloads().ReadAll(rows), store::FromUs(through)};
+    return OkStatus();
+  }));
+  return out;
 }
 
 Status PodRepository::LinkPods(

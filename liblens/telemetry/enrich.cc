@@ -20,6 +20,20 @@ std::string_view First(std::span<const WireLabel> labels,
   return {};
 }
 
+// dcgm-exporter writes a PCI address as NVML does ("00000000:3B:00.0"),
+// Lens as sysfs does ("0000:3b:00.0"): an 8-digit domain loses its leading
+// zeros to 4 digits and hex digits are lower case.
+std::string_view NormalizeBdf(std::string_view bdf, std::string* scratch) {
+  if (bdf.size() == 16 && bdf[8] == ':' && bdf.substr(0, 4) == "0000") {
+    bdf.remove_prefix(4);
+  }
+  scratch->assign(bdf);
+  for (char& c : *scratch) {
+    if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return *scratch;
+}
+
 }  // namespace
 
 Enricher::Enricher(EnrichOptions options) : options_(std::move(options)) {}
@@ -56,7 +70,10 @@ EnrichStats Enricher::Enrich(const RemoteWriteRequest& request,
       for (const auto* names :
            {&options_.gpu_serial_labels, &options_.gpu_bdf_labels,
             &options_.gpu_uuid_labels}) {
-        const std::string_view id = First(labels, *names);
+        std::string_view id = First(labels, *names);
+        if (names == &options_.gpu_bdf_labels && !id.empty()) {
+          id = NormalizeBdf(id, &bdf_);
+        }
         if (!id.empty()) holdings = index.FindDevice(node, id);
         if (holdings) break;
       }
@@ -64,6 +81,13 @@ EnrichStats Enricher::Enrich(const RemoteWriteRequest& request,
         const std::string_view gpu = First(labels, options_.gpu_index_labels);
         if (!gpu.empty()) {
           holdings = index.FindDevice(node, "index:" + std::string(gpu));
+        }
+      }
+      if (!holdings) {
+        const std::string_view rdma =
+            First(labels, options_.rdma_device_labels);
+        if (!rdma.empty()) {
+          holdings = index.FindDevice(node, "rdma:" + std::string(rdma));
         }
       }
     }

@@ -1,9 +1,9 @@
 // Enrichment of remote-write series in flight: a selected series that
 // identifies a pod (namespace + pod labels) or a device (node + GPU index,
-// serial, BDF or UUID labels) gains workload_uid, workload_name,
-// workload_kind, workload_namespace and pod_uid, from the owner that held it
-// at each sample's own timestamp. Samples with different owners go to
-// separate series (split where the owner changed); samples with none keep
+// serial, BDF or UUID labels; node + RDMA device name) gains workload_uid,
+// workload_name, workload_kind, workload_namespace and pod_uid, from the owner
+// that held it at each sample's own timestamp. Samples with different owners go
+// to separate series (split where the owner changed); samples with none keep
 // the series as it came. Labels are added in place and kept sorted; nothing
 // is copied unless asked (compat_names: also the original's
 // `workload_<name>` copy of each enriched series).
@@ -34,6 +34,8 @@ struct EnrichOptions {
   std::vector<std::string> gpu_serial_labels = {"serial_number", "serial"};
   std::vector<std::string> gpu_bdf_labels = {"pci_bus_id", "bdf"};
   std::vector<std::string> gpu_uuid_labels = {"UUID", "uuid"};
+  // An RDMA device's name (mlx5_0): the index holds it as "rdma:<name>".
+  std::vector<std::string> rdma_device_labels = {"rdma_device", "device"};
   bool compat_names = false;
 };
 
@@ -61,6 +63,7 @@ class Enricher {
   std::vector<const Owner*> owners_;
   std::vector<WireLabel> labels_;
   std::string compat_name_;
+  std::string bdf_;
 };
 
 }  // namespace lens::telemetry

@@ -64,11 +64,30 @@ class OwnershipIndex {
   static const Owner* OwnerAt(const std::vector<Holding>& holdings,
                               int64_t ts_ms);
 
+  // Visits each pod or device key with its intervals, in no order, until
+  // `visit` returns false.
+  template <typename F>
+  void ForEachPod(F visit) const {
+    ForEach(pods_, visit);
+  }
+  template <typename F>
+  void ForEachDevice(F visit) const {
+    ForEach(devices_, visit);
+  }
+
   size_t pods() const { return pods_.size(); }
   size_t devices() const { return devices_.size(); }
 
  private:
   static std::string Key(std::string_view a, std::string_view b);
+  template <typename Map, typename F>
+  static void ForEach(const Map& map, F& visit) {
+    for (const auto& [key, holdings] : map) {
+      const size_t nul = key.find('\0');
+      const std::string_view k(key);
+      if (!visit(k.substr(0, nul), k.substr(nul + 1), holdings)) return;
+    }
+  }
 
   std::unordered_map<std::string, std::vector<Holding>> pods_;
   std::unordered_map<std::string, std::vector<Holding>> devices_;

@@ -140,5 +140,58 @@ TEST_F(OwnershipStoreTest, BuildsPodsAndGpusOverTimeFromTheStore) {
   EXPECT_EQ(ix.DeviceAt("node-b", "692353001198", kT0 + 2000), nullptr);
 }
 
+// After its first load, the feed reads only what was written since: a new
+// pod and its container appear, an ended one closes, and the rows read are
+// those changes, not the whole table again.
+TEST_F(OwnershipStoreTest, FeedFollowsTheStoresChanges) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  std::vector<PodRecord> many;
+  for (int i = 0; i < 200; ++i) {
+    many.push_back(
+        Pod("p-" + std::to_string(i), "w-" + std::to_string(i), "", now, {}));
+  }
+  ASSERT_TRUE(store_->pods().UpsertPods(many).ok());
+  // Refreshes at the real time: the change feed is stamped with it.
+  auto real_now = [] {
+    return std::chrono::time_point_cast<std::chrono::microseconds>(
+        std::chrono::system_clock::now());
+  };
+  OwnershipFeed feed(store_.get(), std::chrono::hours(1),
+                     std::chrono::milliseconds(0));
+  ASSERT_TRUE(feed.Refresh(real_now()).ok());
+  const uint64_t loaded = feed.stats().rows_read;
+  EXPECT_GE(loaded, 200u);
+  EXPECT_EQ(feed.Current()->pods(), 200u);
+  const std::shared_ptr<const OwnershipIndex> before = feed.Current();
+
+  // Nothing changed: nothing read, the same rows in the index.
+  ASSERT_TRUE(feed.Refresh(real_now()).ok());
+  EXPECT_LE(feed.stats().rows_read - loaded, 0u);
+
+  // A new pod with a GPU, and pod 7 ended.
+  const PodRecord changed[] = {Pod("p-new", "late", "", now + 2000, {}),
+                               Pod("p-7", "w-7", "", now, now + 2500)};
+  ASSERT_TRUE(store_->pods().UpsertPods(changed).ok());
+  const ContainerRecord c =
+      Container("c-new", "p-new", now + 2000, {}, "692353001198");
+  ASSERT_TRUE(store_->containers().UpsertContainers(std::span(&c, 1)).ok());
+  ASSERT_TRUE(feed.Refresh(real_now()).ok());
+  EXPECT_LE(feed.stats().rows_read - loaded, 3u) << "read more than changed";
+  const std::shared_ptr<const OwnershipIndex> after = feed.Current();
+  EXPECT_NE(before.get(), after.get()) << "a new snapshot is published";
+  EXPECT_EQ(before->PodAt("ml", "late", now + 2500), nullptr)
+      << "a published snapshot never changes";
+  const Owner* o = after->PodAt("ml", "late", now + 2500);
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->pod_uid, "p-new");
+  o = after->DeviceAt("node-a", "692353001198", now + 2500);
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->pod_uid, "p-new");
+  EXPECT_NE(after->PodAt("ml", "w-7", now + 2400), nullptr);
+  EXPECT_EQ(after->PodAt("ml", "w-7", now + 2600), nullptr) << "ended";
+}
+
 }  // namespace
 }  // namespace lens::telemetry

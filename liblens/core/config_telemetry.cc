@@ -1,0 +1,217 @@
+// The `telemetry:` section (lens-telemetry).
+#include "core/config_telemetry.h"
+
+#include "lens/config.h"
+
+namespace lens::config {
+namespace {
+
+using T = TelemetryConfigOptions;
+
+// "1048576", "32MiB", "1GiB", "512KiB", "10MB" (powers of 1000 for the SI
+// units).
+StatusOr<uint64_t> ParseBytes(std::string_view text) {
+  uint64_t value = 0;
+  auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), value);
+  const std::string_view unit(
+      end, static_cast<size_t>(text.data() + text.size() - end));
+  const std::string bad =
+      "expected a size such as 1048576, 32MiB or 1GiB, "
+      "got \"" +
+      std::string(text) + "\"";
+  if (ec != std::errc() || text.empty()) return InvalidArgumentError(bad);
+  struct Unit {
+    std::string_view name;
+    uint64_t factor;
+  };
+  static constexpr Unit kUnits[] = {{"", 1},
+                                    {"B", 1},
+                                    {"KiB", 1 << 10},
+                                    {"MiB", 1 << 20},
+                                    {"GiB", 1 << 30},
+                                    {"TiB", uint64_t{1} << 40},
+                                    {"KB", 1000},
+                                    {"MB", 1000'000},
+                                    {"GB", 1000'000'000},
+                                    {"TB", 1000'000'000'000}};
+  for (const Unit& u : kUnits) {
+    if (unit != u.name) continue;
+    if (value > UINT64_MAX / u.factor) return InvalidArgumentError(bad);
+    return value * u.factor;
+  }
+  return InvalidArgumentError(bad);
+}
+
+template <std::string T::*field>
+Status DecodeText(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+                  T* out) {
+  LENS_ASSIGN_OR_RETURN(out->*field, Scalar(ctx, v, path, "a string"));
+  return OkStatus();
+}
+
+template <bool T::*field>
+Status DecodeFlag(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+                  T* out) {
+  LENS_ASSIGN_OR_RETURN(out->*field, DecodeBool(ctx, v, path));
+  return OkStatus();
+}
+
+template <std::chrono::milliseconds T::*field>
+Status DecodeDuration(const Ctx& ctx, const YAML::Node& v,
+                      const std::string& path, T* out) {
+  LENS_ASSIGN_OR_RETURN(out->*field,
+                        DecodeWith<std::chrono::milliseconds>(
+                            ctx, v, path, "a duration", &ParseDuration));
+  return OkStatus();
+}
+
+template <uint64_t T::*field>
+Status DecodeSize(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+                  T* out) {
+  LENS_ASSIGN_OR_RETURN(
+      out->*field, DecodeWith<uint64_t>(ctx, v, path, "a size", &ParseBytes));
+  return OkStatus();
+}
+
+// A YAML list of strings, or one comma-separated string (a flag's value);
+// empty items are dropped, so "" is the empty list.
+template <std::vector<std::string> T::*field>
+Status DecodeList(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+                  T* out) {
+  std::vector<std::string> items;
+  if (v.IsSequence()) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      LENS_ASSIGN_OR_RETURN(
+          std::string item,
+          Scalar(ctx, v[i], path + "[" + std::to_string(i) + "]", "a string"));
+      if (!item.empty()) items.push_back(std::move(item));
+    }
+  } else if (!v.IsNull()) {
+    LENS_ASSIGN_OR_RETURN(std::string text,
+                          Scalar(ctx, v, path, "a list or a string"));
+    for (size_t at = 0; at <= text.size();) {
+      size_t comma = text.find(',', at);
+      if (comma == std::string::npos) comma = text.size();
+      std::string item = text.substr(at, comma - at);
+      while (!item.empty() && item.front() == ' ') item.erase(0, 1);
+      while (!item.empty() && item.back() == ' ') item.pop_back();
+      if (!item.empty()) items.push_back(std::move(item));
+      at = comma + 1;
+    }
+  }
+  out->*field = std::move(items);
+  return OkStatus();
+}
+
+// Decodes, then checks the whole struct's rule for this key at the value.
+template <auto decode>
+Status Checked(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+               T* out) {
+  LENS_RETURN_IF_ERROR(decode(ctx, v, path, out));
+  Status s = out->Validate();
+  const std::string key = path.substr(path.rfind('.') + 1);
+  if (s.ok() || s.message().rfind(key + ":", 0) != 0) return OkStatus();
+  return ctx.Error(v, path, s.message().substr(key.size() + 2));
+}
+
+constexpr FieldRule<T> kTelemetryRules[] = {
+    {"listen", Checked<DecodeText<&T::listen>>},
+    {"bearerTokenFile", DecodeText<&T::bearer_token_file>},
+    {"tlsCertFile", DecodeText<&T::tls_cert_file>},
+    {"tlsKeyFile", DecodeText<&T::tls_key_file>},
+    {"maxRequestBytes", Checked<DecodeSize<&T::max_request_bytes>>},
+    {"forward", Checked<DecodeList<&T::forward>>},
+    {"forwardTokenFile", DecodeText<&T::forward_token_file>},
+    {"forwardCaFile", DecodeText<&T::forward_ca_file>},
+    {"forwardInsecureSkipTlsVerify",
+     DecodeFlag<&T::forward_insecure_skip_tls_verify>},
+    {"forwardTimeout", Checked<DecodeDuration<&T::forward_timeout>>},
+    {"queueDir", DecodeText<&T::queue_dir>},
+    {"queueMaxBytes", Checked<DecodeSize<&T::queue_max_bytes>>},
+    {"queueFsync", DecodeFlag<&T::queue_fsync>},
+    {"metricPrefixes", DecodeList<&T::metric_prefixes>},
+    {"namespaceLabels", Checked<DecodeList<&T::namespace_labels>>},
+    {"podLabels", Checked<DecodeList<&T::pod_labels>>},
+    {"nodeLabels", Checked<DecodeList<&T::node_labels>>},
+    {"gpuIndexLabels", DecodeList<&T::gpu_index_labels>},
+    {"gpuSerialLabels", DecodeList<&T::gpu_serial_labels>},
+    {"gpuBdfLabels", DecodeList<&T::gpu_bdf_labels>},
+    {"gpuUuidLabels", DecodeList<&T::gpu_uuid_labels>},
+    {"rdmaDeviceLabels", DecodeList<&T::rdma_device_labels>},
+    {"compatNames", DecodeFlag<&T::compat_names>},
+    {"ownershipRefresh", Checked<DecodeDuration<&T::ownership_refresh>>},
+    {"ownershipHistory", Checked<DecodeDuration<&T::ownership_history>>},
+    {"sampleHistory", DecodeFlag<&T::sample_history>},
+    {"sampleResolution", Checked<DecodeDuration<&T::sample_resolution>>},
+    {"sampleRetention", Checked<DecodeDuration<&T::sample_retention>>},
+    {"sampleMaxSeries",
+     [](const Ctx& ctx, const YAML::Node& v, const std::string& path, T* out) {
+       LENS_ASSIGN_OR_RETURN(out->sample_max_series,
+                             DecodeInt(ctx, v, path, 1, 100'000'000));
+       return OkStatus();
+     }},
+    {"logs", DecodeFlag<&T::logs>},
+    {"selfPodPrefixes", DecodeList<&T::self_pod_prefixes>},
+};
+
+}  // namespace
+
+Status DecodeTelemetry(const Ctx& ctx, const YAML::Node& node,
+                       const std::string& path, TelemetryConfigOptions* out) {
+  return DecodeMap<T>(ctx, node, path, kTelemetryRules, out);
+}
+
+std::vector<std::string_view> TelemetryKeys() {
+  return KeysOf(kTelemetryRules);
+}
+
+}  // namespace lens::config
+
+namespace lens {
+
+Status TelemetryConfigOptions::Validate() const {
+  LENS_RETURN_IF_ERROR(
+      config::ValidateListenAddress(listen, true).WithContext("listen"));
+  if (max_request_bytes < 1024 || max_request_bytes > (uint64_t{1} << 30)) {
+    return InvalidArgumentError("maxRequestBytes: must be in 1KiB..1GiB");
+  }
+  for (const std::string& url : forward) {
+    if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+      return InvalidArgumentError("forward: \"" + url +
+                                  "\" is not an http:// or https:// URL");
+    }
+  }
+  if (forward_timeout < std::chrono::milliseconds(100)) {
+    return InvalidArgumentError("forwardTimeout: must be at least 100ms");
+  }
+  if (queue_max_bytes < (uint64_t{1} << 20)) {
+    return InvalidArgumentError("queueMaxBytes: must be at least 1MiB");
+  }
+  for (const auto& [key, list] :
+       {std::pair{"namespaceLabels", &namespace_labels},
+        std::pair{"podLabels", &pod_labels},
+        std::pair{"nodeLabels", &node_labels}}) {
+    if (list->empty()) {
+      return InvalidArgumentError(std::string(key) +
+                                  ": needs at least one label name");
+    }
+  }
+  if (ownership_refresh < std::chrono::milliseconds(100)) {
+    return InvalidArgumentError("ownershipRefresh: must be at least 100ms");
+  }
+  if (ownership_history < ownership_refresh) {
+    return InvalidArgumentError(
+        "ownershipHistory: must be at least ownershipRefresh");
+  }
+  if (sample_resolution < std::chrono::seconds(1)) {
+    return InvalidArgumentError("sampleResolution: must be at least 1s");
+  }
+  if (sample_retention < sample_resolution) {
+    return InvalidArgumentError(
+        "sampleRetention: must be at least sampleResolution");
+  }
+  return OkStatus();
+}
+
+}  // namespace lens

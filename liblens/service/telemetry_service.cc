@@ -1,0 +1,191 @@
+// lens-telemetry composed once: the store, the processor and the HTTP
+// routes, from one options struct.
+#include "lens/telemetry_service.h"
+
+#include <charconv>
+#include <mutex>
+
+#include "lens/log.h"
+#include "lens/metrics.h"
+#include "lens/store.h"
+
+namespace lens {
+namespace {
+
+void Answer(const IngestResult& r, HttpResponse* out) {
+  out->status = r.http_status;
+  out->content_type = "text/plain; charset=utf-8";
+  out->body = r.http_status == 204 ? "" : r.message + "\n";
+  if (r.retry_after_seconds > 0) {
+    out->headers.emplace_back("Retry-After",
+                              std::to_string(r.retry_after_seconds));
+  }
+}
+
+// fluent-bit's `json` format is one array; `json_lines` one object per line.
+LogBodyFormat FormatOf(const HttpRequest& req) {
+  const std::string format = req.Query("format");
+  if (format == "json") return LogBodyFormat::kJson;
+  if (format == "json_lines") return LogBodyFormat::kJsonLines;
+  for (char c : req.body) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    return c == '[' ? LogBodyFormat::kJson : LogBodyFormat::kJsonLines;
+  }
+  return LogBodyFormat::kJsonLines;
+}
+
+size_t LimitOf(const HttpRequest& req) {
+  const std::string text = req.Query("limit");
+  size_t limit = 10000;
+  if (!text.empty()) {
+    std::from_chars(text.data(), text.data() + text.size(), limit);
+  }
+  return std::clamp<size_t>(limit, 1, 1'000'000);
+}
+
+Timestamp Now() {
+  return std::chrono::time_point_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now());
+}
+
+}  // namespace
+
+Status TelemetryServiceOptions::Validate() const {
+  if (database_url.empty()) return InvalidArgumentError("database: empty URL");
+  LENS_RETURN_IF_ERROR(http.Validate().WithContext("http"));
+  LENS_RETURN_IF_ERROR(telemetry.Validate().WithContext("telemetry"));
+  return OkStatus();
+}
+
+StatusOr<TelemetryServiceOptions> TelemetryServiceOptionsFromConfig(
+    const Config& config) {
+  LENS_RETURN_IF_ERROR(config.telemetry.Validate().WithContext("telemetry"));
+  LENS_RETURN_IF_ERROR(config.database.Validate().WithContext("database"));
+  const TelemetryConfigOptions& c = config.telemetry;
+  TelemetryServiceOptions o;
+  o.database_url = config.database.url;
+  if (!c.bearer_token_file.empty()) {
+    LENS_ASSIGN_OR_RETURN(
+        o.http.bearer_token,
+        ReadBearerTokenFile(c.bearer_token_file, "telemetry.bearerTokenFile"));
+  }
+  o.http.listen = c.listen;
+  o.http.public_paths = {"/healthz", "/readyz"};
+  o.http.priority_paths = {"/metrics", "/healthz", "/readyz"};
+  o.http.tls_cert_file = c.tls_cert_file;
+  o.http.tls_key_file = c.tls_key_file;
+  TelemetryOptions& t = o.telemetry;
+  t.max_body_bytes = c.max_request_bytes;
+  t.max_uncompressed_bytes = c.max_request_bytes * 8;
+  std::string forward_token;
+  if (!c.forward_token_file.empty()) {
+    LENS_ASSIGN_OR_RETURN(forward_token,
+                          ReadBearerTokenFile(c.forward_token_file,
+                                              "telemetry.forwardTokenFile"));
+  }
+  for (const std::string& url : c.forward) {
+    t.forward.push_back({url, forward_token, c.forward_ca_file,
+                         c.forward_insecure_skip_tls_verify,
+                         c.forward_timeout});
+  }
+  t.queue_dir = c.queue_dir;
+  t.queue_max_bytes = c.queue_max_bytes;
+  t.queue_fsync = c.queue_fsync;
+  t.metric_prefixes = c.metric_prefixes;
+  t.namespace_labels = c.namespace_labels;
+  t.pod_labels = c.pod_labels;
+  t.node_labels = c.node_labels;
+  t.gpu_index_labels = c.gpu_index_labels;
+  t.gpu_serial_labels = c.gpu_serial_labels;
+  t.gpu_bdf_labels = c.gpu_bdf_labels;
+  t.gpu_uuid_labels = c.gpu_uuid_labels;
+  t.rdma_device_labels = c.rdma_device_labels;
+  t.compat_names = c.compat_names;
+  t.ownership_refresh = c.ownership_refresh;
+  t.ownership_history = c.ownership_history;
+  t.sample_history = c.sample_history;
+  t.sample_resolution = c.sample_resolution;
+  t.sample_retention = c.sample_retention;
+  t.sample_max_series = static_cast<size_t>(c.sample_max_series);
+  t.logs = c.logs;
+  t.self_pod_prefixes = c.self_pod_prefixes;
+  LENS_RETURN_IF_ERROR(o.Validate());
+  return o;
+}
+
+void AddTelemetryRoutes(TelemetryProcessor* processor, HttpServer* server) {
+  auto remote_write = [processor](const HttpRequest& req, HttpResponse* r) {
+    Answer(processor->WriteRemote(req.body, req.Header("content-type")), r);
+  };
+  server->Handle("POST", "/api/v1/write", remote_write);
+  server->Handle("POST", "/prometheus", remote_write);
+  auto logs = [processor](const HttpRequest& req, HttpResponse* r) {
+    Answer(processor->IngestLogs(req.body, FormatOf(req), Now()), r);
+  };
+  server->Handle("POST", "/v1/logs", logs);
+  server->Handle("POST", "/logs", logs);
+  server->Handle("GET", "/pods/cache",
+                 [processor](const HttpRequest& req, HttpResponse* r) {
+                   RespondData(processor->PodsCacheJson(LimitOf(req)), r);
+                 });
+  server->Handle("GET", "/pods/workload/cache",
+                 [processor](const HttpRequest& req, HttpResponse* r) {
+                   RespondData(processor->WorkloadCacheJson(LimitOf(req)), r);
+                 });
+}
+
+struct TelemetryService::Impl {
+  std::unique_ptr<Store> store;
+  std::unique_ptr<TelemetryProcessor> processor;
+  std::unique_ptr<HttpServer> http;
+  std::mutex stop_mu;
+  bool stopped = false;  // GUARDED_BY(stop_mu)
+};
+
+TelemetryService::TelemetryService() : impl_(std::make_unique<Impl>()) {}
+TelemetryService::~TelemetryService() { Stop(); }
+
+StatusOr<std::unique_ptr<TelemetryService>> TelemetryService::Start(
+    const TelemetryServiceOptions& options) {
+  LENS_RETURN_IF_ERROR(options.Validate());
+  std::unique_ptr<TelemetryService> service(new TelemetryService());
+  Impl& s = *service->impl_;
+  LENS_ASSIGN_OR_RETURN(s.store, Store::Open(options.database_url));
+  LENS_ASSIGN_OR_RETURN(s.processor, TelemetryProcessor::Create(
+                                         options.telemetry, s.store.get()));
+  HttpServerOptions http = options.http;
+  http.max_body_bytes = options.telemetry.max_body_bytes;
+  LENS_ASSIGN_OR_RETURN(s.http, HttpServer::Create(http));
+  TelemetryProcessor* processor = s.processor.get();
+  AddTelemetryRoutes(processor, s.http.get());
+  s.http->Handle("GET", "/metrics",
+                 [processor](const HttpRequest&, HttpResponse* r) {
+                   r->content_type = std::string(kPrometheusTextContentType);
+                   r->body = processor->RenderMetrics();
+                 });
+  for (const char* path : {"/healthz", "/readyz"}) {
+    s.http->Handle("GET", path, [](const HttpRequest&, HttpResponse* r) {
+      r->content_type = "text/plain";
+      r->body = "ok\n";  // the store is open and the queues recovered
+    });
+  }
+  LENS_RETURN_IF_ERROR(s.processor->Start());
+  LENS_RETURN_IF_ERROR(s.http->Start());
+  return service;
+}
+
+void TelemetryService::Stop() {
+  std::lock_guard lock(impl_->stop_mu);
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  if (impl_->http) impl_->http->Stop();
+  if (impl_->processor) impl_->processor->Stop();
+}
+
+TelemetryProcessor& TelemetryService::processor() { return *impl_->processor; }
+std::string TelemetryService::http_url() const { return impl_->http->url(); }
+std::string TelemetryService::database() const {
+  return impl_->store->target();
+}
+
+}  // namespace lens
