@@ -16,7 +16,7 @@ BUILD        ?= build
 ASAN_BUILD   ?= build-asan
 TSAN_BUILD   ?= build-tsan
 JOBS         ?= 2
-FUZZ_SECONDS ?= 35
+FUZZ_SECONDS ?= 28
 PREFIX       ?= /usr/local
 CMAKE_ARGS   ?=
 
@@ -83,11 +83,12 @@ test-asan: deps
 # on PostgreSQL; the node agent's loop against concurrent readers; the flow monitor's drain thread
 # against readers and the flow probe's event reader; the HTTP server's loop and workers under the
 # attack suite; informers, leader electors and the controller's writer against their handlers and
-# readers; the jobs' scheduler threads and parallel agent reads): building the rest under TSan
-# would double the build time and test nothing new.
+# readers; the jobs' scheduler threads and parallel agent reads; the telemetry disk queue's
+# appenders against its consumer, the forwarder's sender and the logs path's concurrent ingest):
+# building the rest under TSan would double the build time and test nothing new.
 TSAN_TESTS := store_concurrency_test agent_node_agent_test flow_monitor_test flow_probe_test \
               http_server_limits_test kube_informer_test kube_leader_test cluster_controller_test \
-              jobs_scheduler_test jobs_agents_test
+              jobs_scheduler_test jobs_agents_test telemetry_queue_test telemetry_logs_test
 test-tsan: deps
 	@$(START); mkdir -p $(TSAN_BUILD); cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DLENS_SANITIZE=thread \
