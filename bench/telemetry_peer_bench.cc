@@ -9,6 +9,8 @@
 //   BM_LensTelemetry      lens-telemetry enriching by the ownership index
 //                         (250 pods of 250 workloads in its store) through
 //                         its on-disk queue
+//   BM_LensTelemetrySlowTarget  the same against a receiver far slower
+//                         than the sender: backpressure (503), flat memory
 //
 // Each reports the peer's own CPU time (utime + stime of all its threads,
 // from /proc) per sample: `peer_samples_per_cpu_second` is what one core
@@ -56,15 +58,18 @@ double CpuSeconds(pid_t pid) {
   return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
-// A remote-write receiver that takes everything (204) and counts bytes.
+// A remote-write receiver that takes everything (204) and counts bytes,
+// one request at a time, each after `delay`.
 struct NullReceiver {
-  NullReceiver() {
-    server.Post("/api/v1/write",
-                [this](const httplib::Request& req, httplib::Response& res) {
-                  bytes += req.body.size();
-                  ++requests;
-                  res.status = 204;
-                });
+  explicit NullReceiver(std::chrono::milliseconds delay = {}) {
+    server.new_task_queue = [] { return new httplib::ThreadPool(1); };
+    server.Post("/api/v1/write", [this, delay](const httplib::Request& req,
+                                               httplib::Response& res) {
+      if (delay.count() > 0) std::this_thread::sleep_for(delay);
+      bytes += req.body.size();
+      ++requests;
+      res.status = 204;
+    });
     port = server.bind_to_any_port("127.0.0.1");
     thread = std::thread([this] { server.listen_after_bind(); });
   }
@@ -119,6 +124,7 @@ void Drive(benchmark::State& state, pid_t pid, int port,
   const std::string body = Payload(kSeries, 1);
   httplib::Client client("127.0.0.1", port);
   client.set_keep_alive(true);
+  client.set_tcp_nodelay(true);  // as Prometheus' and vmagent's clients
   const httplib::Headers headers = {{"Content-Encoding", "snappy"}};
   receiver.WaitQuiet(std::chrono::milliseconds(300));  // start-up writes
   const double cpu0 = CpuSeconds(pid);
@@ -183,18 +189,17 @@ void BM_VmagentRelabel(benchmark::State& state) {
 }
 BENCHMARK(BM_VmagentRelabel)->Iterations(300)->UseRealTime();
 
-void BM_LensTelemetry(benchmark::State& state) {
-  NullReceiver receiver;
-  const std::string dir =
-      fs::temp_directory_path() /
-      ("lens-telemetry-bench-" + std::to_string(::getpid()));
+// lens-telemetry in `dir` (its store seeded with the payload's pods, each
+// of its own workload, running since before its samples), pinned to the
+// peers' core, forwarding to `receiver`; its pid and port, or pid -1.
+std::pair<pid_t, int> StartLensTelemetry(
+    const std::string& dir, const NullReceiver& receiver,
+    const std::vector<std::string>& extra = {}) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   {
-    // The payload's pods, each of its own workload, running since before
-    // its samples.
     auto store = Store::Open("sqlite://" + dir + "/lens.db");
-    if (!store.ok()) return state.SkipWithError("store");
+    if (!store.ok()) return {-1, 0};
     std::vector<PodRecord> pods;
     std::vector<WorkloadRecord> workloads;
     const Timestamp t0{std::chrono::milliseconds(kPayloadT0Ms - 60000)};
@@ -218,32 +223,68 @@ void BM_LensTelemetry(benchmark::State& state) {
     }
     if (!(*store)->pods().UpsertWorkloads(workloads).ok() ||
         !(*store)->pods().UpsertPods(pods).ok()) {
-      return state.SkipWithError("seeding the store failed");
+      return {-1, 0};
     }
   }
   const int port = test::FreeLoopbackPort();
-  const pid_t pid = test::Spawn(
-      {"/usr/bin/taskset", "-c", PeerCore(), LENS_TELEMETRY_BIN, "--database",
-       "sqlite://" + dir + "/lens.db", "--listen",
-       "127.0.0.1:" + std::to_string(port), "--forward",
-       "http://127.0.0.1:" + std::to_string(receiver.port) + "/api/v1/write",
-       "--queue-dir", dir + "/queue", "--no-logs", "--log-level", "error"},
-      dir + "/log");
+  std::vector<std::string> argv = {
+      "/usr/bin/taskset",
+      "-c",
+      PeerCore(),
+      LENS_TELEMETRY_BIN,
+      "--database",
+      "sqlite://" + dir + "/lens.db",
+      "--listen",
+      "127.0.0.1:" + std::to_string(port),
+      "--forward",
+      "http://127.0.0.1:" + std::to_string(receiver.port) + "/api/v1/write",
+      "--queue-dir",
+      dir + "/queue",
+      "--no-logs",
+      "--log-level",
+      "error"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  const pid_t pid = test::Spawn(argv, dir + "/log");
   if (pid <= 0 || !WaitHealthy(port)) {
     if (pid > 0) Kill(pid);
-    return state.SkipWithError("lens-telemetry did not start");
+    return {-1, 0};
   }
+  return {pid, port};
+}
+
+// A counter of lens-telemetry's /metrics (0 when absent).
+double MetricValue(int port, const std::string& series) {
+  httplib::Client client("127.0.0.1", port);
+  auto metrics = client.Get("/metrics");
+  const std::string name = "\n" + series + " ";
+  const size_t at = metrics ? metrics->body.find(name) : std::string::npos;
+  return at == std::string::npos
+             ? 0
+             : std::strtod(metrics->body.c_str() + at + name.size(), nullptr);
+}
+
+// The peak resident memory of `pid` (VmHWM), MiB.
+double PeakRssMiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024;
+  }
+  return 0;
+}
+
+void BM_LensTelemetry(benchmark::State& state) {
+  NullReceiver receiver;
+  const std::string dir =
+      fs::temp_directory_path() /
+      ("lens-telemetry-bench-" + std::to_string(::getpid()));
+  const auto [pid, port] = StartLensTelemetry(dir, receiver);
+  if (pid <= 0) return state.SkipWithError("lens-telemetry did not start");
   Drive(state, pid, port, receiver);
   // Every sample was enriched (a benchmark of the wrong work is no
   // benchmark).
-  httplib::Client client("127.0.0.1", port);
-  auto metrics = client.Get("/metrics");
-  const std::string name = "\nlens_telemetry_samples_enriched_total ";
-  const size_t at = metrics ? metrics->body.find(name) : std::string::npos;
   const double enriched =
-      at == std::string::npos
-          ? 0
-          : std::strtod(metrics->body.c_str() + at + name.size(), nullptr);
+      MetricValue(port, "lens_telemetry_samples_enriched_total");
   state.counters["enriched"] = enriched;
   if (enriched != static_cast<double>(state.iterations()) * kSeries) {
     state.SkipWithError("not every sample was enriched");
@@ -252,6 +293,49 @@ void BM_LensTelemetry(benchmark::State& state) {
   fs::remove_all(dir);
 }
 BENCHMARK(BM_LensTelemetry)->Iterations(300)->UseRealTime();
+
+// A sender far faster than the forward target (which takes a request per
+// 20 ms): the 16 MiB queue fills, lens-telemetry answers 503 with
+// Retry-After, and its memory stays flat. Reports the requests taken and
+// pushed back and the peak RSS; fails if it never pushed back.
+void BM_LensTelemetrySlowTarget(benchmark::State& state) {
+  NullReceiver receiver(std::chrono::milliseconds(20));
+  const std::string dir = fs::temp_directory_path() /
+                          ("lens-telemetry-slow-" + std::to_string(::getpid()));
+  const auto [pid, port] =
+      StartLensTelemetry(dir, receiver, {"--queue-max-bytes", "16MiB"});
+  if (pid <= 0) return state.SkipWithError("lens-telemetry did not start");
+  const std::string body = Payload(kSeries, 1);
+  httplib::Client client("127.0.0.1", port);
+  client.set_keep_alive(true);
+  client.set_tcp_nodelay(true);  // as Prometheus' and vmagent's clients
+  const httplib::Headers headers = {{"Content-Encoding", "snappy"}};
+  double taken = 0, pushed_back = 0;
+  for (auto _ : state) {
+    auto res =
+        client.Post("/api/v1/write", headers, body, "application/x-protobuf");
+    if (!res) {
+      state.SkipWithError("lens-telemetry stopped answering");
+      break;
+    }
+    if (res->status == 204) {
+      ++taken;
+    } else if (res->status == 503 && res->has_header("Retry-After")) {
+      ++pushed_back;
+    } else {
+      state.SkipWithError("an answer other than 204 or 503 + Retry-After");
+      break;
+    }
+  }
+  state.counters["taken"] = taken;
+  state.counters["pushed_back_503"] = pushed_back;
+  state.counters["forwarded"] = static_cast<double>(receiver.requests);
+  state.counters["peak_rss_mib"] = PeakRssMiB(pid);
+  if (pushed_back == 0) state.SkipWithError("never pushed back");
+  Kill(pid);
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_LensTelemetrySlowTarget)->Iterations(3000)->UseRealTime();
 
 }  // namespace
 }  // namespace lens::telemetry

@@ -5,6 +5,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/ssl.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -128,6 +130,10 @@ void EpollServer::AcceptAll() {
       }
       return TrimPeers(Clock::now());
     }
+    // Responses leave in one write; without Nagle the last segment of a
+    // large one does not wait for the client's delayed ACK.
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     std::string peer = http::PeerAddress(addr);
     const Clock::time_point now = Clock::now();
     if (!Admit(peer, now)) {

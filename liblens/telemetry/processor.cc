@@ -377,6 +377,14 @@ IngestResult Processor::WriteRemote(std::string_view body,
   series_split_->Add(static_cast<double>(stats.series_split));
   if (options_.sample_history) {
     st = AppendHistory(*w);
+    if (st.code() == StatusCode::kInvalidArgument) {
+      // A series the store cannot hold (a label name twice, a negative
+      // timestamp): the payload is wrong, a retry would not help.
+      w->encoder.Finish();
+      GiveBack(std::move(w));
+      Drop("bad_request", samples);
+      return finish(400, st.message());
+    }
     if (!st.ok()) {
       history_failures_->Inc();
       w->encoder.Finish();

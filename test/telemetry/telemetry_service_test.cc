@@ -1,6 +1,7 @@
 // lens-telemetry between real peers: a real Prometheus (and a real vmagent)
 // scraping exporter-shaped fixtures and remote-writing to the service, a
-// real VictoriaMetrics as the forward target, queried for what arrived.
+// real VictoriaMetrics as the forward target, queried for what arrived; and
+// on one machine, the store's sample history instead.
 #include "lens/telemetry_service.h"
 
 #include <gtest/gtest.h>
@@ -21,66 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace testing;  // NOLINT: the helpers of telemetry_testing.h
-
-class TelemetryServiceTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (test::VictoriaMetrics::Binary().empty()) {
-      GTEST_SKIP()
-          << "victoria-metrics not installed (scripts/install-deps.sh)";
-    }
-    dir_ = ::testing::TempDir() + "telemetry-" + std::to_string(::getpid()) +
-           "-" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    t0_ = NowMs() - 60000;
-    auto store = Store::Open("sqlite://" + dir_ + "/lens.db");
-    ASSERT_TRUE(store.ok()) << store.status();
-    SeedCluster(**store, t0_);
-    auto vm = test::VictoriaMetrics::Start();
-    ASSERT_TRUE(vm.ok()) << vm.status();
-    vm_ = std::move(*vm);
-  }
-  void TearDown() override {
-    service_.reset();
-    vm_.reset();
-    fs::remove_all(dir_);
-  }
-
-  TelemetryServiceOptions Options() const {
-    TelemetryServiceOptions o;
-    o.database_url = "sqlite://" + dir_ + "/lens.db";
-    o.http.listen = "127.0.0.1:0";
-    o.telemetry.forward.push_back({vm_->write_url()});
-    o.telemetry.queue_dir = dir_ + "/queue";
-    o.telemetry.ownership_refresh = std::chrono::milliseconds(200);
-    return o;
-  }
-  void StartService(const TelemetryServiceOptions& o) {
-    auto service = TelemetryService::Start(o);
-    ASSERT_TRUE(service.ok()) << service.status();
-    service_ = std::move(*service);
-    const std::string url = service_->http_url();
-    port_ = std::stoi(url.substr(url.rfind(':') + 1));
-  }
-  httplib::Result Post(const std::string& path, const std::string& body) {
-    httplib::Client client("127.0.0.1", port_);
-    httplib::Headers headers = {{"Content-Encoding", "snappy"}};
-    return client.Post(path, headers, body, "application/x-protobuf");
-  }
-  std::vector<Exported> Export(const std::string& match) {
-    auto text = vm_->Export(match);
-    EXPECT_TRUE(text.ok()) << text.status();
-    return text.ok() ? ParseExport(*text) : std::vector<Exported>{};
-  }
-
-  std::string dir_;
-  int64_t t0_ = 0;
-  std::unique_ptr<test::VictoriaMetrics> vm_;
-  std::unique_ptr<TelemetryService> service_;
-  int port_ = 0;
-};
 
 // The exporter fixtures served the way the exporters serve them.
 std::unique_ptr<httplib::Server> ServeFixtures(int* port) {
@@ -264,157 +205,55 @@ TEST_F(TelemetryServiceTest, OwnershipChangeMidStreamSplitsTheSeries) {
   }
 }
 
-// Payloads the sender must not retry get 400 (sizes 413), and harm nothing:
-// the next good request goes through.
-TEST_F(TelemetryServiceTest, BadPayloadsAreRefusedAndHarmNothing) {
-  StartService(Options());
-  // A snappy header declaring 4 GiB (varint 0x80 0x80 0x80 0x80 0x10).
-  const std::string huge_declared =
-      std::string("\x80\x80\x80\x80\x10", 5) + std::string(64, 'x');
-  Series many;
-  many.labels.push_back({"__name__", "gpu_gfx_activity"});
-  for (int i = 0; i < 1'000'000; ++i) {
-    many.labels.push_back({"l" + std::to_string(1'000'000 + i), "v"});
-  }
-  many.samples.push_back({1, NowMs()});
-  const std::string good_proto_cut = [] {
-    Series s;
-    s.labels = {{"__name__", "gpu_gfx_activity"}, {"gpu_id", "2"}};
-    s.samples.push_back({1, NowMs()});
-    RemoteWriteEncoder e;
-    std::vector<WireLabel> labels;
-    for (const auto& [k, v] : s.labels) labels.push_back({k, v});
-    e.AddSeries(labels, s.samples);
-    return e.proto().substr(0, e.proto().size() - 3);
-  }();
-  std::string truncated;
-  {
-    // A valid snappy block of a truncated WriteRequest.
-    RemoteWriteEncoder e;
-    e.AddExtra(good_proto_cut);
-    truncated = e.Finish();
-  }
-  const struct {
-    const char* what;
-    std::string body;
-    int status;
-  } cases[] = {
-      {"corrupt snappy", std::string("\x0a\xff\xff\xff garbage", 12), 400},
-      {"truncated protobuf", truncated, 400},
-      {"4 GiB declared", huge_declared, 413},
-      {"a million labels", Encode({many}), 400},
-      {"empty body", "", 400},
-  };
-  for (const auto& c : cases) {
-    auto res = Post("/api/v1/write", c.body);
-    ASSERT_TRUE(res) << c.what;
-    EXPECT_EQ(res->status, c.status) << c.what << ": " << res->body;
-    EXPECT_FALSE(res->body.empty()) << c.what;
-  }
-  // Remote write 2.0 is named as what it is.
-  httplib::Client client("127.0.0.1", port_);
-  auto v2 = client.Post("/api/v1/write", Encode({}),
-                        "application/x-protobuf;proto=io.prometheus.write.v2."
-                        "Request");
-  ASSERT_TRUE(v2);
-  EXPECT_EQ(v2->status, 415);
-  Series s;
-  s.labels = {{"__name__", "gpu_gfx_activity"},
-              {"gpu_id", "2"},
-              {"hostname", "node-a"},
-              {"namespace", "ml"},
-              {"pod", "llama-70b-worker-1"}};
-  s.samples.push_back({42, NowMs()});
-  auto res = Post("/prometheus", Encode({s}));
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 204) << res->body;
-  std::vector<Exported> got;
-  ASSERT_TRUE(Eventually([&] {
-    got = Export("gpu_gfx_activity");
-    return !got.empty();
-  }));
-  EXPECT_EQ(got[0].labels.at("workload_uid"), "w-llama");
-  // The caches show what the index holds.
-  auto cache = client.Get("/pods/workload/cache");
-  ASSERT_TRUE(cache);
-  EXPECT_EQ(cache->status, 200);
-  EXPECT_NE(cache->body.find("\"workload_name\":\"bert-ft\""),
-            std::string::npos)
-      << cache->body;
-  auto pods = client.Get("/pods/cache?limit=10");
-  ASSERT_TRUE(pods);
-  EXPECT_NE(pods->body.find("\"pod\":\"llama-70b-worker-0\""),
-            std::string::npos)
-      << pods->body;
-  EXPECT_NE(pods->body.find("\"device\":\"GPU-4aa8834f-cd01-d0fc-b817-"
-                            "549e6c705ba3\""),
-            std::string::npos);
-  auto metrics = client.Get("/metrics");
-  ASSERT_TRUE(metrics);
-  EXPECT_NE(metrics->body.find(
-                "lens_telemetry_samples_dropped_total{reason=\"bad_request\"} "
-                "4"),
-            std::string::npos)
-      << metrics->body;
-}
-
-// The forward target away for a while: every request acknowledged
-// meanwhile waits on disk and arrives once it is back; a queue that fills
-// answers 503 with Retry-After rather than growing or dropping.
-TEST_F(TelemetryServiceTest, TargetDownThenBackLosesNothingAndPushesBack) {
+// One machine, no VictoriaMetrics: the enriched series go to the store's
+// sample history, one point per series per resolution, with the workload
+// labels, and nothing else is kept.
+TEST_F(TelemetryServiceTest, SampleHistoryKeepsTheEnrichedSeries) {
   TelemetryServiceOptions o = Options();
-  o.telemetry.queue_max_bytes = 1 << 20;
+  o.telemetry.forward.clear();
+  o.telemetry.sample_history = true;
+  o.telemetry.sample_resolution = std::chrono::seconds(15);
   StartService(o);
-  vm_->Stop();
-  const int64_t base = NowMs() - 30000;
-  int acknowledged = 0;
-  bool pushed_back = false;
-  std::string retry_after;
-  // Requests of ~40 KB (poorly compressible values) until the queue says
-  // no; each acknowledged one must arrive.
-  for (int i = 0; i < 400 && !pushed_back; ++i) {
-    Series s;
-    s.labels = {{"__name__", "gpu_power_usage"},
+  const int64_t base = (NowMs() / 15000 - 4) * 15000;  // a step's start
+  Series gpu;
+  gpu.labels = {{"__name__", "gpu_gfx_activity"},
                 {"gpu_id", "2"},
                 {"hostname", "node-a"},
-                {"request", std::to_string(i)}};
-    for (int k = 0; k < 3000; ++k) {
-      s.samples.push_back(
-          {static_cast<double>((i * 7919 + k * 104729) % 1000003), base + k});
-    }
-    auto res = Post("/api/v1/write", Encode({s}));
-    ASSERT_TRUE(res);
-    if (res->status == 204) {
-      ++acknowledged;
-    } else {
-      ASSERT_EQ(res->status, 503) << res->body;
-      retry_after = res->get_header_value("Retry-After");
-      pushed_back = true;
-    }
-  }
-  ASSERT_TRUE(pushed_back) << "the 1 MiB queue never filled";
-  EXPECT_FALSE(retry_after.empty());
-  ASSERT_GT(acknowledged, 3);
-  ASSERT_TRUE(vm_->StartAgain().ok()) << vm_->log();
-  std::vector<Exported> got;
-  ASSERT_TRUE(Eventually(
-      [&] {
-        got = Export("gpu_power_usage");
-        return static_cast<int>(got.size()) == acknowledged;
-      },
-      std::chrono::seconds(60)))
-      << got.size() << " of " << acknowledged << " series arrived";
-  for (const Exported& e : got) {
-    EXPECT_EQ(e.points.size(), 3000u) << e.labels.at("request");
-    EXPECT_EQ(e.labels.at("workload_name"), "llama-70b");
-  }
-  // Drained: requests are taken again.
-  Series s;
-  s.labels = {{"__name__", "gpu_power_usage"}, {"gpu_id", "9"}};
-  s.samples.push_back({1, NowMs()});
-  auto res = Post("/api/v1/write", Encode({s}));
+                {"namespace", "ml"},
+                {"pod", "llama-70b-worker-1"}};
+  // Two samples in the first step (the later one stays), one in the next.
+  gpu.samples = {{10, base + 1000}, {20, base + 9000}, {30, base + 16000}};
+  Series other;  // not a looked-at metric
+  other.labels = {{"__name__", "node_load1"}, {"instance", "node-a"}};
+  other.samples = {{1.5, base + 1000}};
+  auto res = Post("/api/v1/write", Encode({gpu, other}));
   ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 204);
+  ASSERT_EQ(res->status, 204) << res->body;
+  auto store = Store::Open("sqlite://" + dir_ + "/lens.db");
+  ASSERT_TRUE(store.ok());
+  SampleQuery q;
+  q.metric = "gpu_gfx_activity";
+  q.matchers = {{"workload_name", "llama-70b"}};
+  q.from_ms = base - 60000;
+  q.to_ms = base + 60000;
+  auto got = (*store)->samples().QuerySamples(q);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 1u);
+  const SeriesSamples& series = got->front();
+  std::map<std::string, std::string> labels(series.labels.begin(),
+                                            series.labels.end());
+  EXPECT_EQ(labels["pod_uid"], "p-w1");
+  EXPECT_EQ(labels["workload_kind"], "PyTorchJob");
+  ASSERT_EQ(series.points.size(), 2u);
+  EXPECT_EQ(series.points[0].timestamp_ms, base);
+  EXPECT_EQ(series.points[0].value, 20);
+  EXPECT_EQ(series.points[1].timestamp_ms, base + 15000);
+  EXPECT_EQ(series.points[1].value, 30);
+  q.metric = "node_load1";
+  q.matchers.clear();
+  got = (*store)->samples().QuerySamples(q);
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(got->empty()) << "only the looked-at series are kept";
 }
 
 }  // namespace

@@ -2,15 +2,18 @@
 // container stream and lens-jobs would have stored it, matching the
 // exporter fixtures (test/fixtures/telemetry/*.prom): node-c's H100s as
 // dcgm-exporter labels them, node-a's MI300X as the AMD device metrics
-// exporter does. And small remote-write helpers, and reading back what
-// VictoriaMetrics exported.
+// exporter does; small remote-write helpers; reading back what
+// VictoriaMetrics exported; and the fixture of the service tests.
 #ifndef LENS_TEST_TELEMETRY_TELEMETRY_TESTING_H_
 #define LENS_TEST_TELEMETRY_TELEMETRY_TESTING_H_
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <rapidjson/document.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <span>
@@ -20,7 +23,9 @@
 
 #include "command.h"
 #include "lens/store.h"
+#include "lens/telemetry_service.h"
 #include "telemetry/remote_write.h"
+#include "victoria_metrics.h"
 
 namespace lens::telemetry::testing {
 
@@ -185,5 +190,72 @@ inline bool Eventually(F done,
 }
 
 }  // namespace lens::telemetry::testing
+
+namespace lens::telemetry {
+
+// A store seeded with SeedCluster, a real VictoriaMetrics, and the service
+// under test (StartService) forwarding to it.
+class TelemetryServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (test::VictoriaMetrics::Binary().empty()) {
+      GTEST_SKIP()
+          << "victoria-metrics not installed (scripts/install-deps.sh)";
+    }
+    dir_ = ::testing::TempDir() + "telemetry-" + std::to_string(::getpid()) +
+           "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    t0_ = testing::NowMs() - 60000;
+    auto store = Store::Open("sqlite://" + dir_ + "/lens.db");
+    ASSERT_TRUE(store.ok()) << store.status();
+    testing::SeedCluster(**store, t0_);
+    auto vm = test::VictoriaMetrics::Start();
+    ASSERT_TRUE(vm.ok()) << vm.status();
+    vm_ = std::move(*vm);
+  }
+  void TearDown() override {
+    service_.reset();
+    vm_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  TelemetryServiceOptions Options() const {
+    TelemetryServiceOptions o;
+    o.database_url = "sqlite://" + dir_ + "/lens.db";
+    o.http.listen = "127.0.0.1:0";
+    o.telemetry.forward.push_back({vm_->write_url()});
+    o.telemetry.queue_dir = dir_ + "/queue";
+    o.telemetry.ownership_refresh = std::chrono::milliseconds(200);
+    return o;
+  }
+  void StartService(const TelemetryServiceOptions& o) {
+    auto service = TelemetryService::Start(o);
+    ASSERT_TRUE(service.ok()) << service.status();
+    service_ = std::move(*service);
+    const std::string url = service_->http_url();
+    port_ = std::stoi(url.substr(url.rfind(':') + 1));
+  }
+  httplib::Result Post(const std::string& path, const std::string& body) {
+    httplib::Client client("127.0.0.1", port_);
+    httplib::Headers headers = {{"Content-Encoding", "snappy"}};
+    return client.Post(path, headers, body, "application/x-protobuf");
+  }
+  std::vector<testing::Exported> Export(const std::string& match) {
+    auto text = vm_->Export(match);
+    EXPECT_TRUE(text.ok()) << text.status();
+    return text.ok() ? testing::ParseExport(*text)
+                     : std::vector<testing::Exported>{};
+  }
+
+  std::string dir_;
+  int64_t t0_ = 0;
+  std::unique_ptr<test::VictoriaMetrics> vm_;
+  std::unique_ptr<TelemetryService> service_;
+  int port_ = 0;
+};
+
+}  // namespace lens::telemetry
 
 #endif  // LENS_TEST_TELEMETRY_TELEMETRY_TESTING_H_
