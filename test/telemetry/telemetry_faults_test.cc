@@ -11,12 +11,14 @@
 #include <array>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
 #include "command.h"
 #include "loopback_traffic.h"
 #include "telemetry_testing.h"
+#include "training_rows.h"
 #include "victoria_metrics.h"
 
 namespace lens::telemetry {
@@ -344,6 +346,65 @@ TEST_F(TelemetryDaemonTest, BearerTokenGuardsEveryRouteButTheProbes) {
   ASSERT_TRUE(logs);
   EXPECT_EQ(logs->status, 204) << logs->body;
 }
+
+#ifdef LENS_CLI_BIN
+// `lens up --logs FILE`: a many-run training log (a restart) written while
+// lens up runs (a line cut between two writes) ends up in the store as the
+// rows `lens parse-log --store --workload FILE FILE` gives; Ctrl-C stops
+// it cleanly.
+TEST_F(TelemetryDaemonTest, LensUpFollowsATrainingLogIntoTheStore) {
+  const std::string text = ReadFixture("training/primus_rocm.log");
+  ASSERT_GT(text.size(), 10000u);
+  const std::string log = fs::absolute(dir_ + "/train.log").string();
+  const size_t first = text.size() * 2 / 5;
+  ASSERT_TRUE(test::WriteFile(log, text.substr(0, first)).ok());
+  port_ = test::FreeLoopbackPort();
+  pid_ = test::Spawn({LENS_CLI_BIN, "up", "--database", database_, "--listen",
+                      "127.0.0.1:0", "--flows-listen", "127.0.0.1:0",
+                      "--jobs-listen", "127.0.0.1:0", "--telemetry-listen",
+                      "127.0.0.1:" + std::to_string(port_), "--logs", log},
+                     dir_ + "/up.log");
+  ASSERT_GT(pid_, 0);
+  httplib::Client client("127.0.0.1", port_);
+  bool up = false;
+  for (int i = 0; i < 400 && !up; ++i) {
+    auto health = client.Get("/healthz");
+    up = health && health->status == 200;
+    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(up) << test::ReadFile(dir_ + "/up.log");
+  // The rest in three writes, one ending in the middle of a line.
+  for (size_t at = first; at < text.size();) {
+    const size_t n = std::min(text.size() - at, (text.size() - first) / 3 + 7);
+    std::ofstream(log, std::ios::app) << text.substr(at, n);
+    at += n;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  TempStore reference("lens-up");
+  StoreLikeParseLog(*reference.get(), log, log, text);
+  const std::string want = TrainingRows(*reference.get(), log);
+  ASSERT_NE(want.find("\nrun 2 "), std::string::npos)
+      << "the fixture is a resumed log: more than one run\n"
+      << want;
+  std::string got;
+  const auto end = std::chrono::steady_clock::now() + seconds(20);
+  while (std::chrono::steady_clock::now() < end && got != want) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    auto store = Store::Open(database_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    got = TrainingRows(**store, log);
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_NE(test::ReadFile(dir_ + "/up.log").find("following training log"),
+            std::string::npos);
+  ::kill(pid_, SIGINT);
+  auto status = test::WaitExit(pid_, seconds(30));
+  ASSERT_TRUE(status.has_value()) << "lens up did not stop on SIGINT";
+  pid_ = -1;
+  EXPECT_EQ(test::Describe(*status), "exit status 0")
+      << test::ReadFile(dir_ + "/up.log");
+}
+#endif
 
 }  // namespace
 }  // namespace lens::telemetry
