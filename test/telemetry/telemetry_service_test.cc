@@ -15,6 +15,7 @@
 #include "command.h"
 #include "loopback_traffic.h"
 #include "telemetry_testing.h"
+#include "training_rows.h"
 #include "victoria_metrics.h"
 
 namespace lens::telemetry {
@@ -254,6 +255,51 @@ TEST_F(TelemetryServiceTest, SampleHistoryKeepsTheEnrichedSeries) {
   got = (*store)->samples().QuerySamples(q);
   ASSERT_TRUE(got.ok());
   EXPECT_TRUE(got->empty()) << "only the looked-at series are kept";
+}
+
+// fluent-bit's records of a pod's training log: the iterations are stored
+// under the pod's workload, its latest values exported, and the series
+// gone once the workload ended (the ownership feed tells the logs path).
+TEST_F(TelemetryServiceTest,
+       LogsBecomeTrainingRowsAndGaugesEndWithTheWorkload) {
+  {
+    auto store = Store::Open("sqlite://" + dir_ + "/lens.db");
+    ASSERT_TRUE(store.ok());
+    const PodRecord pod =
+        Pod("uid-trainer-0", "trainer-0", "node-a", "w-bert", t0_);
+    ASSERT_TRUE((*store)->pods().UpsertPods(std::span(&pod, 1)).ok());
+  }
+  StartService(Options());
+  std::string body;
+  for (int i = 1; i <= 5; ++i) {
+    body += Record("trainer-0", Iteration(i, 10.0 - i)) + "\n";
+  }
+  httplib::Client client("127.0.0.1", port_);
+  auto res = client.Post("/v1/logs", body, "application/x-ndjson");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 204) << res->body;
+  auto store = Store::Open("sqlite://" + dir_ + "/lens.db");
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto latest = (*store)->training().LatestIteration("w-bert");
+    return latest.ok() && latest->iteration == 5;
+  })) << "the iterations are stored under the pod's workload";
+  const std::string gauge = "lens_training_iteration{workload_uid=\"w-bert\"";
+  auto metrics = [&] {
+    auto r = client.Get("/metrics");
+    return r ? r->body : std::string();
+  };
+  ASSERT_TRUE(Eventually([&] {
+    return metrics().find(gauge) != std::string::npos;
+  })) << metrics();
+  WorkloadRecord ended = Workload("w-bert", "Job", "bert-ft", t0_ - 10000);
+  ended.status = "Succeeded";
+  ended.ended_at = AtMs(NowMs());
+  ended.updated_at = *ended.ended_at;
+  ASSERT_TRUE((*store)->pods().UpdateWorkloadStatus(std::span(&ended, 1)).ok());
+  EXPECT_TRUE(Eventually([&] {
+    return metrics().find(gauge) == std::string::npos;
+  })) << metrics();
 }
 
 }  // namespace
