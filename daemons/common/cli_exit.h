@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "lens/status.h"
+
 namespace lens::cli {
 
 // The names of `app`'s subcommands, comma-separated.
@@ -55,6 +57,20 @@ inline int UsageExit(CLI::App& app, const CLI::ParseError& e,
   std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n",
                where.c_str(), what.c_str());
   return 2;
+}
+
+// A service that did not start: "<program>: <message>" on stderr, then 2
+// for what the operator must fix in the configuration (bad options, a file
+// that is missing or unreadable), 1 for anything else (an unreachable
+// database, a port in use).
+inline int StartFailureExit(const Status& status, const char* program) {
+  std::fprintf(stderr, "%s: %s\n", program, status.message().c_str());
+  const StatusCode code = status.code();
+  return code == StatusCode::kInvalidArgument ||
+                 code == StatusCode::kNotFound ||
+                 code == StatusCode::kPermissionDenied
+             ? 2
+             : 1;
 }
 
 // The errno of the first failed write to standard output, for writers that

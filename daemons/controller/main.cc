@@ -41,14 +41,7 @@ int main(int argc, char** argv) {
       {config->logging.level, config->logging.format, {}, {}});
   auto service = lens::ControllerService::Start(*options);
   if (!service.ok()) {
-    std::fprintf(stderr, "lens-controller: %s\n",
-                 service.status().message().c_str());
-    const lens::StatusCode code = service.status().code();
-    return code == lens::StatusCode::kInvalidArgument ||
-                   code == lens::StatusCode::kNotFound ||
-                   code == lens::StatusCode::kPermissionDenied
-               ? 2
-               : 1;
+    return lens::cli::StartFailureExit(service.status(), "lens-controller");
   }
   LENS_LOG(INFO)
           .Field("server", (*service)->server())

@@ -42,14 +42,7 @@ int main(int argc, char** argv) {
       {config->logging.level, config->logging.format, {}, {}});
   auto service = lens::TelemetryService::Start(*options);
   if (!service.ok()) {
-    std::fprintf(stderr, "lens-telemetry: %s\n",
-                 service.status().message().c_str());
-    const lens::StatusCode code = service.status().code();
-    return code == lens::StatusCode::kInvalidArgument ||
-                   code == lens::StatusCode::kNotFound ||
-                   code == lens::StatusCode::kPermissionDenied
-               ? 2
-               : 1;
+    return lens::cli::StartFailureExit(service.status(), "lens-telemetry");
   }
   LENS_LOG(INFO)
           .Field("http", (*service)->http_url())

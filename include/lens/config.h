@@ -263,6 +263,27 @@ struct LENS_EXPORT ControllerConfigOptions {
   Status Validate() const;
 };
 
+// Which remote-write series lens-telemetry looks at, and the label names
+// that carry each identity, tried in order (the exporters': dcgm-exporter,
+// AMD device-metrics-exporter, kube-state-metrics, Lens). Held by the
+// `telemetry:` section and by lens::TelemetryOptions.
+struct LENS_EXPORT SeriesIdentityLabels {
+  // Metric-name prefixes of the series looked at (empty: every series); the
+  // others pass through untouched.
+  std::vector<std::string> metric_prefixes = {
+      "DCGM_FI_", "gpu_", "lens_gpu_", "amd_", "rdma_", "lens_rdma_"};
+  std::vector<std::string> namespace_labels = {"namespace",
+                                               "exported_namespace"};
+  std::vector<std::string> pod_labels = {"pod", "exported_pod"};
+  std::vector<std::string> node_labels = {"node", "Hostname", "hostname"};
+  std::vector<std::string> gpu_index_labels = {"gpu", "gpu_id"};
+  std::vector<std::string> gpu_serial_labels = {"serial_number", "serial"};
+  std::vector<std::string> gpu_bdf_labels = {"pci_bus_id", "bdf"};
+  std::vector<std::string> gpu_uuid_labels = {"UUID", "uuid"};
+  // An RDMA device's name (mlx5_0).
+  std::vector<std::string> rdma_device_labels = {"rdma_device", "device"};
+};
+
 // `telemetry:` section: lens-telemetry (docs/telemetry.md). Lists are YAML
 // lists or comma-separated text.
 struct LENS_EXPORT TelemetryConfigOptions {
@@ -290,19 +311,11 @@ struct LENS_EXPORT TelemetryConfigOptions {
   std::string queue_dir = "/var/lib/lens/telemetry";
   uint64_t queue_max_bytes = uint64_t{1} << 30;
   bool queue_fsync = false;
-  // Enrichment: `metricPrefixes` of the series looked at (empty list: all),
-  // the label names of each identity, `compatNames`.
-  std::vector<std::string> metric_prefixes = {
-      "DCGM_FI_", "gpu_", "lens_gpu_", "amd_", "rdma_", "lens_rdma_"};
-  std::vector<std::string> namespace_labels = {"namespace",
-                                               "exported_namespace"};
-  std::vector<std::string> pod_labels = {"pod", "exported_pod"};
-  std::vector<std::string> node_labels = {"node", "Hostname", "hostname"};
-  std::vector<std::string> gpu_index_labels = {"gpu", "gpu_id"};
-  std::vector<std::string> gpu_serial_labels = {"serial_number", "serial"};
-  std::vector<std::string> gpu_bdf_labels = {"pci_bus_id", "bdf"};
-  std::vector<std::string> gpu_uuid_labels = {"UUID", "uuid"};
-  std::vector<std::string> rdma_device_labels = {"rdma_device", "device"};
+  // Enrichment: the series looked at and their identity labels (the keys
+  // metricPrefixes, namespaceLabels, podLabels, nodeLabels,
+  // gpuIndexLabels, gpuSerialLabels, gpuBdfLabels, gpuUuidLabels,
+  // rdmaDeviceLabels), `compatNames`.
+  SeriesIdentityLabels series;
   bool compat_names = false;
   // `ownershipRefresh`, `ownershipHistory`: how often the ownership index
   // follows the store, and how long ended owners stay in it.

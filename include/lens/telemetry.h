@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lens/config.h"
 #include "lens/export.h"
 #include "lens/model.h"
 #include "lens/status.h"
@@ -52,20 +53,8 @@ struct LENS_EXPORT TelemetryOptions {
   size_t max_labels_per_series = 1024;
 
   // ---- enrichment ----
-  // Metric-name prefixes of the series looked at (empty: every series); the
-  // others pass through untouched.
-  std::vector<std::string> metric_prefixes = {
-      "DCGM_FI_", "gpu_", "lens_gpu_", "amd_", "rdma_", "lens_rdma_"};
-  // Label names carrying each identity, tried in order.
-  std::vector<std::string> namespace_labels = {"namespace",
-                                               "exported_namespace"};
-  std::vector<std::string> pod_labels = {"pod", "exported_pod"};
-  std::vector<std::string> node_labels = {"node", "Hostname", "hostname"};
-  std::vector<std::string> gpu_index_labels = {"gpu", "gpu_id"};
-  std::vector<std::string> gpu_serial_labels = {"serial_number", "serial"};
-  std::vector<std::string> gpu_bdf_labels = {"pci_bus_id", "bdf"};
-  std::vector<std::string> gpu_uuid_labels = {"UUID", "uuid"};
-  std::vector<std::string> rdma_device_labels = {"rdma_device", "device"};
+  // The series looked at and the label names of each identity.
+  SeriesIdentityLabels series;
   // Also emit the original's workload_<name> copy of each enriched series.
   bool compat_names = false;
   // How often the ownership index follows the store's changes, and how long

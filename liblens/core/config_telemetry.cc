@@ -76,9 +76,8 @@ Status DecodeSize(const Ctx& ctx, const YAML::Node& v, const std::string& path,
 
 // A YAML list of strings, or one comma-separated string (a flag's value);
 // empty items are dropped, so "" is the empty list.
-template <std::vector<std::string> T::*field>
-Status DecodeList(const Ctx& ctx, const YAML::Node& v, const std::string& path,
-                  T* out) {
+StatusOr<std::vector<std::string>> ListOf(const Ctx& ctx, const YAML::Node& v,
+                                          const std::string& path) {
   std::vector<std::string> items;
   if (v.IsSequence()) {
     for (size_t i = 0; i < v.size(); ++i) {
@@ -100,7 +99,21 @@ Status DecodeList(const Ctx& ctx, const YAML::Node& v, const std::string& path,
       at = comma + 1;
     }
   }
-  out->*field = std::move(items);
+  return items;
+}
+
+template <std::vector<std::string> T::*field>
+Status DecodeList(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+                  T* out) {
+  LENS_ASSIGN_OR_RETURN(out->*field, ListOf(ctx, v, path));
+  return OkStatus();
+}
+
+// The same for a key of the series labels.
+template <std::vector<std::string> SeriesIdentityLabels::*field>
+Status DecodeSeriesList(const Ctx& ctx, const YAML::Node& v,
+                        const std::string& path, T* out) {
+  LENS_ASSIGN_OR_RETURN(out->series.*field, ListOf(ctx, v, path));
   return OkStatus();
 }
 
@@ -130,15 +143,21 @@ constexpr FieldRule<T> kTelemetryRules[] = {
     {"queueDir", DecodeText<&T::queue_dir>},
     {"queueMaxBytes", Checked<DecodeSize<&T::queue_max_bytes>>},
     {"queueFsync", DecodeFlag<&T::queue_fsync>},
-    {"metricPrefixes", DecodeList<&T::metric_prefixes>},
-    {"namespaceLabels", Checked<DecodeList<&T::namespace_labels>>},
-    {"podLabels", Checked<DecodeList<&T::pod_labels>>},
-    {"nodeLabels", Checked<DecodeList<&T::node_labels>>},
-    {"gpuIndexLabels", DecodeList<&T::gpu_index_labels>},
-    {"gpuSerialLabels", DecodeList<&T::gpu_serial_labels>},
-    {"gpuBdfLabels", DecodeList<&T::gpu_bdf_labels>},
-    {"gpuUuidLabels", DecodeList<&T::gpu_uuid_labels>},
-    {"rdmaDeviceLabels", DecodeList<&T::rdma_device_labels>},
+    {"metricPrefixes",
+     DecodeSeriesList<&SeriesIdentityLabels::metric_prefixes>},
+    {"namespaceLabels",
+     Checked<DecodeSeriesList<&SeriesIdentityLabels::namespace_labels>>},
+    {"podLabels", Checked<DecodeSeriesList<&SeriesIdentityLabels::pod_labels>>},
+    {"nodeLabels",
+     Checked<DecodeSeriesList<&SeriesIdentityLabels::node_labels>>},
+    {"gpuIndexLabels",
+     DecodeSeriesList<&SeriesIdentityLabels::gpu_index_labels>},
+    {"gpuSerialLabels",
+     DecodeSeriesList<&SeriesIdentityLabels::gpu_serial_labels>},
+    {"gpuBdfLabels", DecodeSeriesList<&SeriesIdentityLabels::gpu_bdf_labels>},
+    {"gpuUuidLabels", DecodeSeriesList<&SeriesIdentityLabels::gpu_uuid_labels>},
+    {"rdmaDeviceLabels",
+     DecodeSeriesList<&SeriesIdentityLabels::rdma_device_labels>},
     {"compatNames", DecodeFlag<&T::compat_names>},
     {"ownershipRefresh", Checked<DecodeDuration<&T::ownership_refresh>>},
     {"ownershipHistory", Checked<DecodeDuration<&T::ownership_history>>},
@@ -189,9 +208,9 @@ Status TelemetryConfigOptions::Validate() const {
     return InvalidArgumentError("queueMaxBytes: must be at least 1MiB");
   }
   for (const auto& [key, list] :
-       {std::pair{"namespaceLabels", &namespace_labels},
-        std::pair{"podLabels", &pod_labels},
-        std::pair{"nodeLabels", &node_labels}}) {
+       {std::pair{"namespaceLabels", &series.namespace_labels},
+        std::pair{"podLabels", &series.pod_labels},
+        std::pair{"nodeLabels", &series.node_labels}}) {
     if (list->empty()) {
       return InvalidArgumentError(std::string(key) +
                                   ": needs at least one label name");

@@ -91,15 +91,7 @@ StatusOr<TelemetryServiceOptions> TelemetryServiceOptionsFromConfig(
   t.queue_dir = c.queue_dir;
   t.queue_max_bytes = c.queue_max_bytes;
   t.queue_fsync = c.queue_fsync;
-  t.metric_prefixes = c.metric_prefixes;
-  t.namespace_labels = c.namespace_labels;
-  t.pod_labels = c.pod_labels;
-  t.node_labels = c.node_labels;
-  t.gpu_index_labels = c.gpu_index_labels;
-  t.gpu_serial_labels = c.gpu_serial_labels;
-  t.gpu_bdf_labels = c.gpu_bdf_labels;
-  t.gpu_uuid_labels = c.gpu_uuid_labels;
-  t.rdma_device_labels = c.rdma_device_labels;
+  t.series = c.series;
   t.compat_names = c.compat_names;
   t.ownership_refresh = c.ownership_refresh;
   t.ownership_history = c.ownership_history;

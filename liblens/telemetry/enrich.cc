@@ -53,8 +53,8 @@ EnrichStats Enricher::Enrich(const RemoteWriteRequest& request,
       ++stats.series_out;
     };
     const std::string_view name = Value(labels, "__name__");
-    bool selected = options_.metric_prefixes.empty();
-    for (const std::string& prefix : options_.metric_prefixes) {
+    bool selected = options_.series.metric_prefixes.empty();
+    for (const std::string& prefix : options_.series.metric_prefixes) {
       selected |= name.substr(0, prefix.size()) == prefix;
     }
     if (!selected || !Value(labels, "workload_uid").empty()) {
@@ -62,30 +62,31 @@ EnrichStats Enricher::Enrich(const RemoteWriteRequest& request,
       continue;
     }
     const std::vector<Holding>* holdings = nullptr;
-    const std::string_view ns = First(labels, options_.namespace_labels);
-    const std::string_view pod = First(labels, options_.pod_labels);
+    const std::string_view ns = First(labels, options_.series.namespace_labels);
+    const std::string_view pod = First(labels, options_.series.pod_labels);
     if (!ns.empty() && !pod.empty()) holdings = index.FindPod(ns, pod);
-    const std::string_view node = First(labels, options_.node_labels);
+    const std::string_view node = First(labels, options_.series.node_labels);
     if (!holdings && !node.empty()) {
       for (const auto* names :
-           {&options_.gpu_serial_labels, &options_.gpu_bdf_labels,
-            &options_.gpu_uuid_labels}) {
+           {&options_.series.gpu_serial_labels, &options_.series.gpu_bdf_labels,
+            &options_.series.gpu_uuid_labels}) {
         std::string_view id = First(labels, *names);
-        if (names == &options_.gpu_bdf_labels && !id.empty()) {
+        if (names == &options_.series.gpu_bdf_labels && !id.empty()) {
           id = NormalizeBdf(id, &bdf_);
         }
         if (!id.empty()) holdings = index.FindDevice(node, id);
         if (holdings) break;
       }
       if (!holdings) {
-        const std::string_view gpu = First(labels, options_.gpu_index_labels);
+        const std::string_view gpu =
+            First(labels, options_.series.gpu_index_labels);
         if (!gpu.empty()) {
           holdings = index.FindDevice(node, "index:" + std::string(gpu));
         }
       }
       if (!holdings) {
         const std::string_view rdma =
-            First(labels, options_.rdma_device_labels);
+            First(labels, options_.series.rdma_device_labels);
         if (!rdma.empty()) {
           holdings = index.FindDevice(node, "rdma:" + std::string(rdma));
         }

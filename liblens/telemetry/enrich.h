@@ -14,28 +14,16 @@
 #include <string>
 #include <vector>
 
+#include "lens/config.h"
 #include "telemetry/ownership.h"
 #include "telemetry/remote_write.h"
 
 namespace lens::telemetry {
 
 struct EnrichOptions {
-  // Metric-name prefixes of the series looked at (empty: all); the others
-  // pass through untouched.
-  std::vector<std::string> metric_prefixes = {
-      "DCGM_FI_", "gpu_", "lens_gpu_", "amd_", "rdma_", "lens_rdma_"};
-  // Label names that carry each identity, tried in order (the exporters':
-  // dcgm-exporter, AMD device-metrics-exporter, kube-state-metrics, Lens).
-  std::vector<std::string> namespace_labels = {"namespace",
-                                               "exported_namespace"};
-  std::vector<std::string> pod_labels = {"pod", "exported_pod"};
-  std::vector<std::string> node_labels = {"node", "Hostname", "hostname"};
-  std::vector<std::string> gpu_index_labels = {"gpu", "gpu_id"};
-  std::vector<std::string> gpu_serial_labels = {"serial_number", "serial"};
-  std::vector<std::string> gpu_bdf_labels = {"pci_bus_id", "bdf"};
-  std::vector<std::string> gpu_uuid_labels = {"UUID", "uuid"};
-  // An RDMA device's name (mlx5_0): the index holds it as "rdma:<name>".
-  std::vector<std::string> rdma_device_labels = {"rdma_device", "device"};
+  // The series looked at and their identity labels; an RDMA device's name
+  // is held in the index as "rdma:<name>".
+  SeriesIdentityLabels series;
   bool compat_names = false;
 };
 

@@ -83,18 +83,7 @@ bool Selected(const std::vector<std::string>& prefixes, std::string_view name) {
 }  // namespace
 
 EnrichOptions EnrichOptionsOf(const TelemetryOptions& o) {
-  EnrichOptions e;
-  e.metric_prefixes = o.metric_prefixes;
-  e.namespace_labels = o.namespace_labels;
-  e.pod_labels = o.pod_labels;
-  e.node_labels = o.node_labels;
-  e.gpu_index_labels = o.gpu_index_labels;
-  e.gpu_serial_labels = o.gpu_serial_labels;
-  e.gpu_bdf_labels = o.gpu_bdf_labels;
-  e.gpu_uuid_labels = o.gpu_uuid_labels;
-  e.rdma_device_labels = o.rdma_device_labels;
-  e.compat_names = o.compat_names;
-  return e;
+  return EnrichOptions{o.series, o.compat_names};
 }
 
 Processor::Processor(const TelemetryOptions& options, Store* store)
@@ -318,7 +307,8 @@ Status Processor::AppendHistory(Worker& w) {
     for (const WireLabel& l : w.enriched.LabelsOf(s)) {
       if (l.name == "__name__") name = l.value;
     }
-    if (name.empty() || !Selected(options_.metric_prefixes, name)) continue;
+    if (name.empty() || !Selected(options_.series.metric_prefixes, name))
+      continue;
     std::vector<std::pair<std::string, std::string>> labels;
     for (const WireLabel& l : w.enriched.LabelsOf(s)) {
       if (l.name != "__name__") labels.emplace_back(l.name, l.value);

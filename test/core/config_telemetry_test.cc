@@ -30,7 +30,7 @@ TEST(ConfigTelemetryTest, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(t.ownership_refresh, std::chrono::seconds(5));
   EXPECT_FALSE(t.sample_history);
   EXPECT_TRUE(t.logs);
-  EXPECT_EQ(t.metric_prefixes.front(), "DCGM_FI_");
+  EXPECT_EQ(t.series.metric_prefixes.front(), "DCGM_FI_");
 }
 
 TEST(ConfigTelemetryTest, ListsSizesAndDurationsBecomeServiceOptions) {
@@ -66,9 +66,9 @@ TEST(ConfigTelemetryTest, ListsSizesAndDurationsBecomeServiceOptions) {
   EXPECT_EQ(t.queue_max_bytes, uint64_t{64} << 20);
   EXPECT_EQ(t.max_body_bytes, size_t{4} << 20);
   EXPECT_EQ(t.max_uncompressed_bytes, size_t{32} << 20);
-  EXPECT_EQ(t.metric_prefixes,
+  EXPECT_EQ(t.series.metric_prefixes,
             (std::vector<std::string>{"DCGM_FI_DEV_", "gpu_"}));
-  EXPECT_EQ(t.pod_labels.back(), "k8s_pod");
+  EXPECT_EQ(t.series.pod_labels.back(), "k8s_pod");
   EXPECT_EQ(t.ownership_history, std::chrono::hours(2));
   EXPECT_TRUE(t.sample_history);
   EXPECT_EQ(t.sample_resolution, std::chrono::seconds(30));

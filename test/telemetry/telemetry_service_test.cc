@@ -215,7 +215,8 @@ TEST_F(TelemetryServiceTest, SampleHistoryKeepsTheEnrichedSeries) {
   o.telemetry.sample_history = true;
   o.telemetry.sample_resolution = std::chrono::seconds(15);
   StartService(o);
-  const int64_t base = (NowMs() / 15000 - 4) * 15000;  // a step's start
+  // The start of the first step after the pods started (and before now).
+  const int64_t base = (t0_ / 15000 + 1) * 15000;
   Series gpu;
   gpu.labels = {{"__name__", "gpu_gfx_activity"},
                 {"gpu_id", "2"},
