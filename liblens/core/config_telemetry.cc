@@ -118,6 +118,9 @@ Status DecodeSeriesList(const Ctx& ctx, const YAML::Node& v,
 }
 
 // Decodes, then checks the whole struct's rule for this key at the value.
+// Only for keys whose rules stand alone: a rule between two keys
+// (sampleRetention against sampleResolution) is checked once the section is
+// read, whatever order the keys come in.
 template <auto decode>
 Status Checked(const Ctx& ctx, const YAML::Node& v, const std::string& path,
                T* out) {
@@ -160,10 +163,10 @@ constexpr FieldRule<T> kTelemetryRules[] = {
      DecodeSeriesList<&SeriesIdentityLabels::rdma_device_labels>},
     {"compatNames", DecodeFlag<&T::compat_names>},
     {"ownershipRefresh", Checked<DecodeDuration<&T::ownership_refresh>>},
-    {"ownershipHistory", Checked<DecodeDuration<&T::ownership_history>>},
+    {"ownershipHistory", DecodeDuration<&T::ownership_history>},
     {"sampleHistory", DecodeFlag<&T::sample_history>},
     {"sampleResolution", Checked<DecodeDuration<&T::sample_resolution>>},
-    {"sampleRetention", Checked<DecodeDuration<&T::sample_retention>>},
+    {"sampleRetention", DecodeDuration<&T::sample_retention>},
     {"sampleMaxSeries",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path, T* out) {
        LENS_ASSIGN_OR_RETURN(out->sample_max_series,

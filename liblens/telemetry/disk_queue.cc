@@ -331,11 +331,13 @@ Status DiskQueue::SkipDamaged(const QueuePosition& at, std::string_view why) {
   uint64_t skipped = 0;
   {
     std::lock_guard lock(mu_);
-    const Segment& s = segments_.front();  // the cursor's, where `at` is
-    skipped = s.bytes - at.offset;
-    to = segments_.size() > 1
-             ? QueuePosition{segments_[1].seq, 0, segments_[1].first_index}
-             : QueuePosition{s.seq, s.bytes, tail_index_};
+    size_t i = 0;  // the segment `at` is in (the cursor's, or the next)
+    while (i + 1 < segments_.size() && segments_[i].seq != at.segment) ++i;
+    const Segment& s = segments_[i];
+    skipped = s.bytes > at.offset ? s.bytes - at.offset : 0;
+    to = i + 1 < segments_.size() ? QueuePosition{segments_[i + 1].seq, 0,
+                                                  segments_[i + 1].first_index}
+                                  : QueuePosition{s.seq, s.bytes, tail_index_};
     counters_.corrupt_bytes += skipped;
   }
   LENS_LOG(ERROR)
@@ -453,19 +455,29 @@ DiskQueueStats DiskQueue::Stats() const {
   s.segments = segments_.size();
   s.disk_bytes = disk_bytes_;
   if (bytes_ == 0) return s;
-  if (head_time_ms_ < 0 || !(head_time_at_ == cursor_)) {
-    if (stats_fd_ < 0 || stats_seq_ != cursor_.segment) {
+  // The oldest record: at the cursor, or at the start of the next segment
+  // when the cursor sits at the end of one that was the last when it was
+  // committed.
+  QueuePosition head = cursor_;
+  for (size_t i = 0;
+       i + 1 < segments_.size() && segments_[i].seq == head.segment &&
+       head.offset >= segments_[i].bytes;
+       ++i) {
+    head = {segments_[i + 1].seq, 0, segments_[i + 1].first_index};
+  }
+  if (head_time_ms_ < 0 || !(head_time_at_ == head)) {
+    if (stats_fd_ < 0 || stats_seq_ != head.segment) {
       if (stats_fd_ >= 0) ::close(stats_fd_);
       stats_fd_ =
-          ::open(SegmentPath(cursor_.segment).c_str(), O_RDONLY | O_CLOEXEC);
-      stats_seq_ = cursor_.segment;
+          ::open(SegmentPath(head.segment).c_str(), O_RDONLY | O_CLOEXEC);
+      stats_seq_ = head.segment;
     }
     char header[kHeaderBytes];
     head_time_ms_ = -1;
     if (stats_fd_ >= 0 &&
-        ReadAt(stats_fd_, header, kHeaderBytes, cursor_.offset).ok()) {
+        ReadAt(stats_fd_, header, kHeaderBytes, head.offset).ok()) {
       head_time_ms_ = DecodeRecordHeader(header).time_ms;
-      head_time_at_ = cursor_;
+      head_time_at_ = head;
     }
   }
   if (head_time_ms_ >= 0) {

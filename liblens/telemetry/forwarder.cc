@@ -64,6 +64,8 @@ std::string_view ForwardFailureName(ForwardFailure failure) {
       return "rejected";
     case ForwardFailure::kConnection:
       return "connection";
+    case ForwardFailure::kUnexpected:
+      return "unexpected";
   }
   return "unknown";
 }
@@ -162,6 +164,8 @@ bool Forwarder::Deliver(const QueueRecord& record) {
       }
     } else if (r.status >= 500) {
       failure = ForwardFailure::kHttp5xx;
+    } else if (r.status < 400) {
+      failure = ForwardFailure::kUnexpected;
     }
     failures_[static_cast<int>(failure)].fetch_add(1,
                                                    std::memory_order_relaxed);

@@ -54,11 +54,13 @@ struct ForwarderOptions {
 enum class ForwardFailure : int {
   kHttp5xx = 0,  // retried
   kHttp429,      // retried
-  kRejected,     // other statuses: the record is dropped
+  kRejected,     // other 4xx: the record is dropped
   kConnection,   // no response (refused, timeout, TLS): retried
+  kUnexpected,   // 1xx, 3xx (a redirect is not followed): retried, so a
+                 // misconfigured URL never empties the queue
 };
-inline constexpr int kForwardFailureCount = 4;
-// "http_5xx", "http_429", "rejected", "connection".
+inline constexpr int kForwardFailureCount = 5;
+// "http_5xx", "http_429", "rejected", "connection", "unexpected".
 std::string_view ForwardFailureName(ForwardFailure failure);
 
 // Counters since Create(), and the queue now. A plain value.

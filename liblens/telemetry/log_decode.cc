@@ -48,9 +48,12 @@ Field KubernetesField(std::string_view k) {
   return Field::kOther;
 }
 
-constexpr unsigned kFlags = rapidjson::kParseInsituFlag |
-                            rapidjson::kParseNumbersAsStringsFlag |
-                            rapidjson::kParseStopWhenDoneFlag;
+// Iterative: a body of a million '[' must not recurse a million deep.
+constexpr unsigned kFlags =
+    rapidjson::kParseInsituFlag | rapidjson::kParseNumbersAsStringsFlag |
+    rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseIterativeFlag;
+// Deeper than any record fluent-bit sends (record, kubernetes map, labels).
+constexpr int kMaxDepth = 32;
 
 // Collects records from SAX events. `depth_` counts open containers; records
 // are the objects at depth `record_depth_` (2 inside a json array, 1 on a
@@ -145,8 +148,7 @@ class Handler
       in_kubernetes_ = true;
       record_.has_kubernetes = true;
     }
-    ++depth_;
-    return true;
+    return Deeper();
   }
   bool EndObject(rapidjson::SizeType) {
     --depth_;
@@ -164,8 +166,7 @@ class Handler
           "format json?)");
     }
     if (!Scalar()) return false;
-    ++depth_;
-    return true;
+    return Deeper();
   }
   bool EndArray(rapidjson::SizeType) {
     --depth_;
@@ -175,6 +176,13 @@ class Handler
   const Status& status() const { return status_; }
 
  private:
+  bool Deeper() {
+    if (++depth_ > kMaxDepth) {
+      return Fail("nested deeper than " + std::to_string(kMaxDepth) +
+                  " levels");
+    }
+    return true;
+  }
   // A value that is not an object where a record must be.
   bool Scalar() {
     if (depth_ != record_depth_ - 1) return true;
@@ -210,6 +218,12 @@ class Handler
       record_.time_us = ParseLogDate(record_.time_text, false);
     }
     if (record_.truncated) ++out_->truncated;
+    // A record with neither a line nor Kubernetes metadata is nothing to
+    // keep (and `{}` by the million must not cost 136 bytes each).
+    if (!record_.has_message && !record_.has_kubernetes) {
+      ++out_->empty;
+      return true;
+    }
     out_->records.push_back(record_);
     return true;
   }

@@ -35,7 +35,7 @@ std::optional<LogFormat> LogFormatFromName(std::string_view name);
 // Checked while decoding; see DecodeFluentBitLogs for what each does.
 struct LogDecodeLimits {
   size_t max_body_bytes = size_t{64} << 20;
-  size_t max_records = 1'000'000;
+  size_t max_records = 200'000;
   size_t max_message_bytes = size_t{1} << 20;  // longer ones are truncated
 };
 
@@ -66,6 +66,7 @@ struct DecodedLogs {
   std::string buffer;  // the body, unescaped in place; records point here
   std::vector<LogRecord> records;
   uint64_t truncated = 0;  // messages cut to max_message_bytes
+  uint64_t empty = 0;  // records with neither a message nor metadata, left out
 };
 
 // Decodes `body`. Errors: kResourceExhausted when the body is over

@@ -224,7 +224,9 @@ void LogIngest::Impl::Finish(Stream* s, Sinks* to_drain) {
 }
 
 void LogIngest::Impl::Remove(Stream* s) {
-  if (s->sink != nullptr && s->sink->HasQueued()) orphans_.push_back(s->sink);
+  // Always kept until the next flush: a write of its rows may be in
+  // flight on another thread and, if it fails, put them back.
+  if (s->sink != nullptr) orphans_.push_back(s->sink);
   lru_.erase(s->lru);
   streams_.erase(streams_.find(s->key));  // not by s->key: it dies first
   metrics_.SetStreams(streams_.size());

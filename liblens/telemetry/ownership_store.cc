@@ -1,5 +1,6 @@
 #include "telemetry/ownership_store.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -14,10 +15,13 @@ int64_t Ms(Timestamp t) {
 
 // Reads a table's changes since `*mark` minus the margin, page after page
 // (a full page is read again from its last write time), calling `apply` for
-// each row; advances `*mark`. Returns the rows read.
+// each row; advances `*mark`, never past `now`: a writer whose clock runs
+// ahead must not move the mark past the rows of the others. Returns the
+// rows read.
 template <typename T, typename Read, typename Apply>
-StatusOr<uint64_t> Follow(Timestamp* mark, std::chrono::milliseconds margin,
-                          Read read, Apply apply) {
+StatusOr<uint64_t> Follow(Timestamp* mark, Timestamp now,
+                          std::chrono::milliseconds margin, Read read,
+                          Apply apply) {
   constexpr size_t kPage = 20000;
   Timestamp since =
       *mark - std::chrono::duration_cast<std::chrono::microseconds>(margin);
@@ -26,7 +30,7 @@ StatusOr<uint64_t> Follow(Timestamp* mark, std::chrono::milliseconds margin,
     LENS_ASSIGN_OR_RETURN(Changes<T> changes, read(since, kPage));
     rows += changes.items.size();
     for (const T& item : changes.items) apply(item);
-    if (changes.through > *mark) *mark = changes.through;
+    if (changes.through > *mark) *mark = std::min(changes.through, now);
     if (changes.items.size() < kPage || changes.through <= since) break;
     since = changes.through;
   }
@@ -71,7 +75,7 @@ void OwnershipFeed::Apply(const ContainerRecord& c) {
 }
 
 void OwnershipFeed::Apply(const WorkloadRecord& w) {
-  if (w.ended_at && ended_reported_.insert(w.uid).second) {
+  if (w.ended_at && ended_reported_.emplace(w.uid, now_).second) {
     std::lock_guard lock(stats_mu_);
     ended_.push_back(w.uid);
   }
@@ -113,11 +117,11 @@ Status OwnershipFeed::Load(Timestamp now) {
   return OkStatus();
 }
 
-Status OwnershipFeed::ReadChanges(Timestamp /*now*/) {
+Status OwnershipFeed::ReadChanges(Timestamp now) {
   uint64_t rows = 0;
   LENS_ASSIGN_OR_RETURN(uint64_t n,
                         Follow<PodRecord>(
-                            &pods_mark_, margin_,
+                            &pods_mark_, now, margin_,
                             [&](Timestamp since, size_t limit) {
                               return store_->pods().ListPodsWrittenSince(since,
                                                                          limit);
@@ -126,7 +130,7 @@ Status OwnershipFeed::ReadChanges(Timestamp /*now*/) {
   rows += n;
   LENS_ASSIGN_OR_RETURN(
       n, Follow<WorkloadRecord>(
-             &workloads_mark_, margin_,
+             &workloads_mark_, now, margin_,
              [&](Timestamp since, size_t limit) {
                return store_->pods().ListWorkloadsWrittenSince(since, limit);
              },
@@ -137,7 +141,7 @@ Status OwnershipFeed::ReadChanges(Timestamp /*now*/) {
   rows += n;
   LENS_ASSIGN_OR_RETURN(
       n, Follow<ContainerRecord>(
-             &containers_mark_, margin_,
+             &containers_mark_, now, margin_,
              [&](Timestamp since, size_t limit) {
                return store_->containers().ListContainersWrittenSince(
                    since, true, limit);
@@ -146,7 +150,7 @@ Status OwnershipFeed::ReadChanges(Timestamp /*now*/) {
   rows += n;
   LENS_ASSIGN_OR_RETURN(
       n, Follow<GpuDeviceRecord>(
-             &gpus_mark_, margin_,
+             &gpus_mark_, now, margin_,
              [&](Timestamp since, size_t limit) {
                return store_->nodes().ListGpuDevicesWrittenSince(since, limit);
              },
@@ -189,8 +193,12 @@ void OwnershipFeed::Prune(Timestamp now) {
                 [&](const auto& e) { return !used.count(e.first); });
   std::erase_if(missing_workloads_,
                 [&](const std::string& uid) { return !used.count(uid); });
+  const Timestamp forget =
+      now - std::chrono::duration_cast<std::chrono::microseconds>(
+                std::max<std::chrono::milliseconds>(std::chrono::minutes(10),
+                                                    margin_ * 2));
   std::erase_if(ended_reported_,
-                [&](const std::string& uid) { return !used.count(uid); });
+                [&](const auto& e) { return e.second < forget; });
 }
 
 std::shared_ptr<const OwnershipIndex> OwnershipFeed::Build() const {
@@ -251,6 +259,7 @@ std::shared_ptr<const OwnershipIndex> OwnershipFeed::Build() const {
 
 Status OwnershipFeed::Refresh(Timestamp now) {
   const auto started = std::chrono::steady_clock::now();
+  now_ = now;
   Status st;
   if (!loaded_) {
     // The marks start where the load's reads were; the margin covers rows

@@ -91,14 +91,17 @@ class OwnershipFeed {
   std::chrono::milliseconds history_;
   std::chrono::milliseconds margin_;
   bool loaded_ = false;
+  Timestamp now_{};  // of the refresh in progress
   // Per table, the change feed's watermark (writers' clock).
   Timestamp pods_mark_{}, containers_mark_{}, workloads_mark_{}, gpus_mark_{};
   std::map<std::string, Pod> pods_;              // by uid
   std::map<std::string, Container> containers_;  // by container id
   std::map<std::string, Owner> workloads_;       // by uid
   std::set<std::string> missing_workloads_;      // named, never stored
-  std::set<std::string> ended_reported_;         // by TakeEndedWorkloads
-  std::vector<std::string> ended_;               // GUARDED_BY(stats_mu_)
+  // Ended workloads reported, and when: each once, though the feed reads
+  // its rows again within the margin; forgotten after a while.
+  std::map<std::string, Timestamp> ended_reported_;
+  std::vector<std::string> ended_;  // GUARDED_BY(stats_mu_)
   // By (node, index). A GPU removed from its node keeps its row here
   // (the feed carries no deletions): it only adds identities nobody uses.
   std::map<std::pair<std::string, int32_t>, Gpu> gpus_;

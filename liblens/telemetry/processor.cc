@@ -104,7 +104,8 @@ Processor::Processor(const TelemetryOptions& options, Store* store)
   dropped_ = *metrics_.AddCounterFamily(
       "lens_telemetry_samples_dropped_total",
       "Samples not taken, by reason (bad_request, too_large, queue_full, "
-      "unsupported, store_error)",
+      "unsupported, store_error; history_rejected: left out of the sample "
+      "history only)",
       {"reason"});
   samples_in_ = counter("lens_telemetry_samples_received_total",
                         "Samples in remote-write requests decoded");
@@ -198,7 +199,8 @@ void Processor::Stop() {
 }
 
 // Follows the store every ownership_refresh, flushes buffered log records
-// every second, prunes the sample history every ten minutes.
+// every second (or refresh, when shorter), prunes the sample history every
+// ten minutes.
 void Processor::RefreshLoop() {
   using Clock = std::chrono::steady_clock;
   Clock::time_point next_refresh = Clock::now() + options_.ownership_refresh;
@@ -206,7 +208,9 @@ void Processor::RefreshLoop() {
   std::string last_error;
   std::unique_lock lock(run_mu_);
   while (!stopping_) {
-    run_cv_.wait_for(lock, std::chrono::seconds(1));
+    run_cv_.wait_for(
+        lock, std::min<std::chrono::milliseconds>(std::chrono::seconds(1),
+                                                  options_.ownership_refresh));
     if (stopping_) break;
     lock.unlock();
     const Clock::time_point now = Clock::now();
@@ -297,22 +301,33 @@ void Processor::Drop(const char* reason, uint64_t samples) {
 }
 
 // The enriched request, read back, as the history's samples: the selected
-// series only (the others are not what the history is for).
+// series only (the others are not what the history is for). A series the
+// store refuses (labels too long for its index, a name twice) is left out
+// and counted; the others are written.
 Status Processor::AppendHistory(Worker& w) {
+  // The enrichment added labels (and compat copies of series): room for it.
+  RemoteWriteLimits limits = limits_;
+  limits.max_uncompressed_bytes *= 4;
+  limits.max_labels_per_series += 16;
+  limits.max_series *= 2;
+  limits.max_samples *= 2;
   LENS_RETURN_IF_ERROR(
-      DecodeWriteRequest(w.encoder.proto(), limits_, &w.enriched));
+      DecodeWriteRequest(w.encoder.proto(), limits, &w.enriched));
   w.history.clear();
+  w.history_series.clear();  // where each series' samples start
   for (const WireSeries& s : w.enriched.series) {
     std::string_view name;
     for (const WireLabel& l : w.enriched.LabelsOf(s)) {
       if (l.name == "__name__") name = l.value;
     }
-    if (name.empty() || !Selected(options_.series.metric_prefixes, name))
+    if (name.empty() || !Selected(options_.series.metric_prefixes, name)) {
       continue;
+    }
     std::vector<std::pair<std::string, std::string>> labels;
     for (const WireLabel& l : w.enriched.LabelsOf(s)) {
       if (l.name != "__name__") labels.emplace_back(l.name, l.value);
     }
+    w.history_series.push_back(w.history.size());
     for (const WireSample& sample : w.enriched.SamplesOf(s)) {
       w.history.push_back(
           {std::string(name), labels, sample.timestamp_ms, sample.value});
@@ -323,10 +338,27 @@ Status Processor::AppendHistory(Worker& w) {
   ho.resolution = options_.sample_resolution;
   ho.max_series = options_.sample_max_series;
   std::lock_guard lock(history_mu_);
-  Status st = store_->samples().AppendSamples(w.history, ho);
   // Over max_series: the known series' samples are written, new series
   // refused (counted by the store); the request itself is fine.
-  if (st.code() == StatusCode::kResourceExhausted) st = OkStatus();
+  auto append = [&](std::span<const MetricSample> samples) {
+    Status st = store_->samples().AppendSamples(samples, ho);
+    return st.code() == StatusCode::kResourceExhausted ? OkStatus() : st;
+  };
+  Status st = append(w.history);
+  if (st.code() == StatusCode::kInvalidArgument) {
+    // One series spoiled the batch: again series by series, without it.
+    st = OkStatus();
+    w.history_series.push_back(w.history.size());
+    for (size_t k = 0; k + 1 < w.history_series.size() && st.ok(); ++k) {
+      const size_t from = w.history_series[k];
+      const size_t n = w.history_series[k + 1] - from;
+      st = append(std::span<const MetricSample>(w.history).subspan(from, n));
+      if (st.code() == StatusCode::kInvalidArgument) {
+        Drop("history_rejected", n);
+        st = OkStatus();
+      }
+    }
+  }
   if (st.ok()) history_samples_->Add(static_cast<double>(w.history.size()));
   return st;
 }
@@ -365,33 +397,34 @@ IngestResult Processor::WriteRemote(std::string_view body,
   const EnrichStats stats = w->enricher.Enrich(w->request, *index, &w->encoder);
   samples_enriched_->Add(static_cast<double>(stats.samples_enriched));
   series_split_->Add(static_cast<double>(stats.series_split));
-  if (options_.sample_history) {
-    st = AppendHistory(*w);
-    if (st.code() == StatusCode::kInvalidArgument) {
-      // A series the store cannot hold (a label name twice, a negative
-      // timestamp): the payload is wrong, a retry would not help.
-      w->encoder.Finish();
-      GiveBack(std::move(w));
-      Drop("bad_request", samples);
-      return finish(400, st.message());
-    }
-    if (!st.ok()) {
-      history_failures_->Inc();
-      w->encoder.Finish();
-      GiveBack(std::move(w));
-      Drop("store_error", samples);
-      const int64_t now = NowMs();
-      int64_t last = last_history_error_ms_.load();
-      if (now - last >= 10000 &&
-          last_history_error_ms_.compare_exchange_strong(last, now)) {
-        LENS_LOG(ERROR).Field("error", st.message())
-            << "sample history: write failed";
-      }
-      return finish(500, "sample history: " + st.message());
-    }
-  }
+  // The history first (it reads the encoder's request before Finish);
+  // with forward targets it is a copy on the side and never fails the
+  // request, without them it is where the samples go.
+  Status history;
+  if (options_.sample_history) history = AppendHistory(*w);
   const std::string out = w->encoder.Finish();
   GiveBack(std::move(w));
+  if (!history.ok()) {
+    history_failures_->Inc();
+    const int64_t now = NowMs();
+    int64_t last = last_history_error_ms_.load();
+    if (now - last >= 10000 &&
+        last_history_error_ms_.compare_exchange_strong(last, now)) {
+      LENS_LOG(ERROR).Field("error", history.message())
+          << "sample history: write failed";
+    }
+    if (forwarders_.empty()) {
+      Drop("store_error", samples);
+      return finish(500, "sample history: " + history.message());
+    }
+  }
+  // A request no queue can ever hold is refused for good, not pushed back.
+  if (!forwarders_.empty() && out.size() + 64 > options_.queue_max_bytes) {
+    Drop("too_large", samples);
+    return finish(413, "the enriched request (" + std::to_string(out.size()) +
+                           " bytes) is larger than a forward queue "
+                           "(queue_max_bytes)");
+  }
   // Every queue has room, or none is written: a 503 makes the sender
   // retry the whole request, and a queue that took it would hold it twice.
   for (const auto& f : forwarders_) {

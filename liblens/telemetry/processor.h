@@ -55,6 +55,7 @@ class Processor final : public TelemetryProcessor {
     Enricher enricher;
     RemoteWriteEncoder encoder;
     std::vector<MetricSample> history;
+    std::vector<size_t> history_series;  // first sample of each series
   };
   std::unique_ptr<Worker> TakeWorker();
   void GiveBack(std::unique_ptr<Worker> worker);

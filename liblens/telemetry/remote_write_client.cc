@@ -70,10 +70,25 @@ bool HasLineBreak(std::string_view s) {
 
 }  // namespace
 
+std::string RedactedUrl(std::string_view url) {
+  const size_t scheme = url.find("://");
+  const size_t host = scheme == std::string_view::npos ? 0 : scheme + 3;
+  std::string_view rest = url.substr(host);
+  rest = rest.substr(0, rest.find_first_of("?#"));
+  const size_t path = rest.find('/');
+  const size_t at = rest.substr(0, path).rfind('@');
+  if (at != std::string_view::npos) rest.remove_prefix(at + 1);
+  return std::string(url.substr(0, host)) + std::string(rest);
+}
+
 std::string ForwardTargetName(const ForwardTarget& target) {
+  std::string from_text;
   std::string_view from = target.name;
   if (from.empty()) {
-    from = target.url;
+    // Host, port and path only: credentials in the URL (user:password@,
+    // ?token=) never reach a label, a directory name or a log line.
+    from_text = RedactedUrl(target.url);
+    from = from_text;
     for (std::string_view scheme : {"http://", "https://"}) {
       if (from.starts_with(scheme)) from.remove_prefix(scheme.size());
     }
@@ -104,7 +119,7 @@ struct RemoteWriteClient::Impl {
 
 StatusOr<std::unique_ptr<RemoteWriteClient>> RemoteWriteClient::Create(
     const ForwardTarget& target) {
-  const std::string& url = target.url;
+  const std::string url = RedactedUrl(target.url);  // for messages only
   if (!url.starts_with("http://") && !url.starts_with("https://")) {
     return InvalidArgumentError("remote write target \"" + url +
                                 "\": expected an http:// or https:// URL");
@@ -131,7 +146,7 @@ StatusOr<std::unique_ptr<RemoteWriteClient>> RemoteWriteClient::Create(
   }
   InitCurlOnce();
   auto impl = std::make_unique<Impl>();
-  impl->url = url;
+  impl->url = target.url;  // the real one, credentials and all
   impl->curl = curl_easy_init();
   if (!impl->curl) return InternalError("curl_easy_init failed");
   for (const std::string& line : lines) {

@@ -37,6 +37,9 @@ struct ForwardTarget {
 // characters ("http://vm:8428/api/v1/write" -> "vm_8428_api_v1_write" when
 // the name is empty).
 std::string ForwardTargetName(const ForwardTarget& target);
+// `url` without its user information and its query or fragment (where
+// credentials hide), for messages, labels and names.
+std::string RedactedUrl(std::string_view url);
 
 // What one POST came to.
 struct PostResult {

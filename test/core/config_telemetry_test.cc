@@ -77,6 +77,22 @@ TEST(ConfigTelemetryTest, ListsSizesAndDurationsBecomeServiceOptions) {
       << "the service sets the body limit from telemetry's when it starts";
 }
 
+TEST(ConfigTelemetryTest, RulesBetweenKeysHoldInAnyOrder) {
+  auto c = ParseConfig(
+      "telemetry:\n  sampleRetention: 10s\n  sampleResolution: 5s\n"
+      "  ownershipHistory: 2s\n  ownershipRefresh: 1s\n",
+      "inline", NoEnv());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->telemetry.sample_retention, std::chrono::seconds(10));
+  c = ParseConfig("telemetry:\n  sampleRetention: 10s\n", "inline", NoEnv());
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(
+      c.status().message().find("telemetry: sampleRetention: must be at least "
+                                "sampleResolution"),
+      std::string::npos)
+      << c.status();
+}
+
 TEST(ConfigTelemetryTest, BadValuesAreLocated) {
   const struct {
     const char* yaml;

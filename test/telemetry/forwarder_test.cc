@@ -322,7 +322,7 @@ TEST_F(ForwarderTest, RendersEachFamilyOnceForSeveralTargets) {
   EXPECT_EQ(count("lens_telemetry_forward_queue_records{target=\"vm-b\"} 0\n"),
             1u);
   EXPECT_EQ(count("lens_telemetry_forward_failures_total{target=\"vm-b\","),
-            4u);
+            static_cast<size_t>(kForwardFailureCount));
 }
 
 TEST_F(ForwarderTest, RefusesBadTargets) {
@@ -350,6 +350,14 @@ TEST(ForwardTargetNameTest, IsASafeDirectoryName) {
   EXPECT_EQ(ForwardTargetName({.name = "../etc", .url = "http://x"}),
             "_.._etc");
   EXPECT_EQ(ForwardTargetName({.name = "vm-a.prod"}), "vm-a.prod");
+  // Credentials in a URL never make it into the name (a label, a
+  // directory, a log field), nor into messages.
+  EXPECT_EQ(ForwardTargetName(
+                {.url = "https://user:s3cret@vm:8428/api/v1/write?token=X#y"}),
+            "vm_8428_api_v1_write");
+  EXPECT_EQ(RedactedUrl("https://user:s3cret@vm:8428/w?token=X"),
+            "https://vm:8428/w");
+  EXPECT_EQ(RedactedUrl("http://vm/a@b"), "http://vm/a@b");
 }
 
 // Series encoded as Prometheus sends them, forwarded to a real

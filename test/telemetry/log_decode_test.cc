@@ -112,6 +112,19 @@ TEST(LogDecodeTest, EnforcesItsLimits) {
   EXPECT_TRUE(out.records[0].truncated);
   EXPECT_EQ(out.records[0].message.size(), 4094u);  // not inside a character
   EXPECT_EQ(out.truncated, 1u);
+  // A million nested arrays: refused at a bounded depth, no recursion.
+  const std::string deep = "[{\"a\":" + std::string(1'000'000, '[');
+  st = DecodeFluentBitLogs(deep, LogFormat::kJson, {}, &out);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st;
+  EXPECT_NE(st.message().find("nested deeper than 32"), std::string::npos)
+      << st;
+  // Empty objects by the thousand cost nothing: none is kept.
+  std::string empties;
+  for (int i = 0; i < 100000; ++i) empties += "{}\n";
+  ASSERT_TRUE(
+      DecodeFluentBitLogs(empties, LogFormat::kJsonLines, {}, &out).ok());
+  EXPECT_TRUE(out.records.empty());
+  EXPECT_EQ(out.empty, 100000u);
 }
 
 }  // namespace

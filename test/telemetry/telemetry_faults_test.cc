@@ -129,6 +129,17 @@ TEST_F(TelemetryServiceTest, TargetDownThenBackLosesNothingAndPushesBack) {
   TelemetryServiceOptions o = Options();
   o.telemetry.queue_max_bytes = 1 << 20;
   StartService(o);
+  // A request no 1 MiB queue could ever hold: refused for good (413), not
+  // pushed back for ever.
+  Series huge;
+  huge.labels = {{"__name__", "gpu_power_usage"}, {"gpu_id", "7"}};
+  for (int k = 0; k < 150000; ++k) {
+    huge.samples.push_back(
+        {static_cast<double>((k * 2654435761u) % 1000003) / 7, k});
+  }
+  auto too_big = Post("/api/v1/write", Encode({huge}));
+  ASSERT_TRUE(too_big);
+  EXPECT_EQ(too_big->status, 413) << too_big->body;
   vm_->Stop();
   const int64_t base = NowMs() - 30000;
   int acknowledged = 0;
