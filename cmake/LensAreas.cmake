@@ -19,14 +19,15 @@ set(LENS_AREA_USES_kube core)
 set(LENS_AREA_USES_cluster core kube store)
 set(LENS_AREA_USES_jobs core kube store cluster)
 set(LENS_AREA_USES_telemetry core store training)
+set(LENS_AREA_USES_api core store http training)
 set(LENS_AREA_USES_service core gpu rdma node http agent containers container_events flow store kube
-                           cluster jobs telemetry)
+                           cluster jobs telemetry api)
 set(LENS_AREAS core training store gpu rdma node http agent containers container_events flow
-               kube cluster jobs telemetry service)
+               kube cluster jobs telemetry api service)
 
 # Public header (include/lens/<name>.h) -> the area that owns it.
 set(LENS_PUBLIC_HEADER_OWNERS
-  amd_smi=gpu config=core container_events=container_events containers=containers export=core
+  amd_smi=gpu api=api config=core container_events=container_events containers=containers export=core
   flow=flow flow_policy=flow gpu=gpu host=core http=http json=core kube=kube log=core metrics=core
   model=core node=node node_agent=agent node_service=service jobs=jobs jobs_service=service controller_service=service probe=agent process=core rdma=rdma
   sample_history=store status=core store=store telemetry=telemetry telemetry_service=service training=training

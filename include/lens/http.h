@@ -1,7 +1,7 @@
-// The HTTP server every Lens daemon serves from: exact-path routes, optional
-// bearer-token auth and TLS, request size limits, and the REST envelope
-// helpers of the wire format ({"code":0,"data":...,"message":"success"} with
-// real HTTP status codes).
+// The HTTP server every Lens daemon serves from: exact-path and pattern
+// routes ("/api/v1/nodes/{name}"), optional bearer-token auth and TLS,
+// request size limits, and the REST envelope helpers of the wire format
+// ({"code":0,"data":...,"message":"success"} with real HTTP status codes).
 //
 //   lens::HttpServerOptions options;
 //   options.listen = "127.0.0.1:0";          // port 0: pick a free port
@@ -37,6 +37,9 @@ struct LENS_EXPORT HttpRequest {
   std::multimap<std::string, std::string> headers;
   std::string body;
   std::string remote_addr;
+  // The segments a pattern route captured ({"name": "gpu-1"} for
+  // "/api/v1/nodes/{name}"), percent-decoded; empty on exact routes.
+  std::map<std::string, std::string> path_params;
 
   // The first value of query parameter `name`, or `fallback`.
   std::string Query(std::string_view name,
@@ -114,6 +117,14 @@ class LENS_EXPORT HttpServer {
   // get 405, unknown paths 404 (both with the envelope).
   virtual void Handle(std::string method, std::string path,
                       HttpHandler handler) = 0;
+  // Routes `method` + a path pattern to `handler`: segments split on '/',
+  // a segment "{name}" matches one non-empty segment (without '/') and is
+  // captured in HttpRequest::path_params; other segments match exactly.
+  // Exact routes win over patterns; patterns are tried in the order first
+  // registered. 405/404 as for Handle. public_paths and priority_paths stay
+  // exact paths. The server's limits and auth apply unchanged.
+  virtual void HandlePattern(std::string method, std::string pattern,
+                             HttpHandler handler) = 0;
   // Starts serving on background threads.
   virtual Status Start() = 0;
   // Stops accepting, finishes in-flight requests, joins threads.

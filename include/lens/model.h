@@ -104,7 +104,7 @@ struct NodeQuery {
   std::string gpu_vendor;  // exact match when set
   std::string status;      // exact match when set
   std::string name_prefix;
-  Sort sort;  // keys: name (default), updated_at, gpu_count
+  Sort sort;  // keys: name (default), updated_at, gpu_count, gpu_allocated
   PageRequest page;
 };
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,7 +77,8 @@ class Connection {
   bool close_after_write = false;
   bool head_only = false;  // HEAD: no body in the response
   bool served = false;     // a response was written (kept alive since)
-  std::shared_ptr<const HttpHandler> handler;  // the route of `head`
+  std::shared_ptr<const HttpHandler> handler;      // the route of `head`
+  std::map<std::string, std::string> path_params;  // its pattern's captures
   uint32_t registered = 0;  // the epoll events last registered
   // When the phase's time runs out.
   Clock::time_point deadline;

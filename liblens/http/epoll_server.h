@@ -55,6 +55,8 @@ class EpollServer final : public HttpServer {
     routes_[std::move(path)][std::move(method)] =
         std::make_shared<const HttpHandler>(std::move(handler));
   }
+  void HandlePattern(std::string method, std::string pattern,
+                     HttpHandler handler) override;
 
   Status Start() override;
   void Stop() override;
@@ -102,6 +104,11 @@ class EpollServer final : public HttpServer {
   std::unordered_map<std::string,
                      std::map<std::string, std::shared_ptr<const HttpHandler>>>
       routes_;  // GUARDED_BY(routes_mu_)
+  struct PatternRoute {
+    std::vector<std::string> segments;  // "{name}" captures one segment
+    std::map<std::string, std::shared_ptr<const HttpHandler>> methods;
+  };
+  std::vector<PatternRoute> patterns_;  // GUARDED_BY(routes_mu_)
 
   // Owned by the loop thread.
   int epoll_fd_ = -1;

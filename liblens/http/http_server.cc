@@ -14,6 +14,9 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <map>
+#include <string_view>
+#include <vector>
 
 #include "http/epoll_server.h"
 #include "http/socket.h"
@@ -22,6 +25,58 @@
 
 namespace lens {
 namespace http {
+namespace {
+
+std::vector<std::string> SplitPath(std::string_view path) {
+  std::vector<std::string> segments;
+  size_t start = 0;
+  while (true) {
+    const size_t slash = path.find('/', start);
+    segments.emplace_back(path.substr(start, slash - start));
+    if (slash == std::string_view::npos) return segments;
+    start = slash + 1;
+  }
+}
+
+bool IsCapture(std::string_view segment) {
+  return segment.size() > 2 && segment.front() == '{' && segment.back() == '}';
+}
+
+// Whether `path` (already split) matches `pattern`; fills the captures.
+bool MatchPattern(const std::vector<std::string>& pattern,
+                  const std::vector<std::string>& path,
+                  std::map<std::string, std::string>* params) {
+  if (pattern.size() != path.size()) return false;
+  std::map<std::string, std::string> captured;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (IsCapture(pattern[i])) {
+      if (path[i].empty()) return false;
+      captured[pattern[i].substr(1, pattern[i].size() - 2)] = path[i];
+    } else if (pattern[i] != path[i]) {
+      return false;
+    }
+  }
+  *params = std::move(captured);
+  return true;
+}
+
+}  // namespace
+
+void EpollServer::HandlePattern(std::string method, std::string pattern,
+                                HttpHandler handler) {
+  auto shared = std::make_shared<const HttpHandler>(std::move(handler));
+  std::vector<std::string> segments = SplitPath(pattern);
+  std::lock_guard lock(routes_mu_);
+  for (PatternRoute& route : patterns_) {
+    if (route.segments == segments) {
+      route.methods[std::move(method)] = std::move(shared);
+      return;
+    }
+  }
+  PatternRoute route{std::move(segments), {}};
+  route.methods[std::move(method)] = std::move(shared);
+  patterns_.push_back(std::move(route));
+}
 
 void EpollServer::OnEvent(Connection& c, uint32_t events) {
   const uint64_t id = c.id;
@@ -114,17 +169,30 @@ void EpollServer::OnHead(Connection& c) {
     }
   }
   std::string allow;
+  c.path_params.clear();
   {
     std::lock_guard lock(routes_mu_);
+    const std::map<std::string, std::shared_ptr<const HttpHandler>>* methods =
+        nullptr;
     auto route = routes_.find(h.path);
     if (route != routes_.end()) {
-      auto m = route->second.find(h.method);
-      if (m == route->second.end() && h.method == "HEAD")
-        m = route->second.find("GET");
-      if (m != route->second.end()) {
+      methods = &route->second;
+    } else if (!patterns_.empty()) {
+      const std::vector<std::string> path = SplitPath(h.path);
+      for (const PatternRoute& pattern : patterns_) {
+        if (MatchPattern(pattern.segments, path, &c.path_params)) {
+          methods = &pattern.methods;
+          break;
+        }
+      }
+    }
+    if (methods != nullptr) {
+      auto m = methods->find(h.method);
+      if (m == methods->end() && h.method == "HEAD") m = methods->find("GET");
+      if (m != methods->end()) {
         c.handler = m->second;
       } else {
-        for (const auto& [name, _] : route->second)
+        for (const auto& [name, _] : *methods)
           allow += (allow.empty() ? "" : ", ") + name;
       }
     }
@@ -167,6 +235,7 @@ void EpollServer::Dispatch(Connection& c) {
   req.body = c.in.substr(0, c.head.content_length);
   c.in.erase(0, c.head.content_length);
   req.remote_addr = c.peer;
+  req.path_params = std::move(c.path_params);
   c.phase = Phase::kHandler;
   UpdateInterest(c);
   (priority_paths_.count(req.path) ? priority_ : workers_)

@@ -178,7 +178,8 @@ StatusOr<Page<NodeRecord>> NodeRepository::ListNodes(const NodeQuery& q) {
                         store::OrderBy("nodes", q.sort,
                                        {{"name", "name"},
                                         {"updated_at", "updated_at"},
-                                        {"gpu_count", "gpu_count"}}));
+                                        {"gpu_count", "gpu_count"},
+                                        {"gpu_allocated", "gpu_allocated"}}));
   store::Filter f;
   f.AddIf(!q.gpu_vendor.empty(), "gpu_vendor = ?", q.gpu_vendor);
   f.AddIf(!q.status.empty(), "status = ?", q.status);

@@ -65,6 +65,45 @@ TEST(HttpServerTest, UnknownPathIs404AndWrongMethodIs405WithAllow) {
   EXPECT_EQ(wrong->get_header_value("Allow"), "GET");
 }
 
+TEST(HttpServerTest, PatternRoutesCaptureSegmentsAndExactRoutesWin) {
+  HttpServerOptions options;
+  options.listen = "127.0.0.1:0";
+  auto server = HttpServer::Create(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto echo = [](std::string tag) {
+    return [tag](const HttpRequest& req, HttpResponse* out) {
+      std::string body = tag;
+      for (const auto& [k, v] : req.path_params) body += " " + k + "=" + v;
+      out->content_type = "text/plain";
+      out->body = body;
+    };
+  };
+  (*server)->HandlePattern("GET", "/nodes/{name}", echo("node"));
+  (*server)->HandlePattern("GET", "/w/{uid}/runs/{run}", echo("run"));
+  (*server)->Handle("GET", "/nodes/all", echo("exact"));
+  ASSERT_TRUE((*server)->Start().ok());
+  httplib::Client client("127.0.0.1", (*server)->port());
+  auto node = client.Get("/nodes/gpu%2D1?x=1");
+  ASSERT_TRUE(node);
+  EXPECT_EQ(node->status, 200);
+  EXPECT_EQ(node->body, "node name=gpu-1");
+  auto run = client.Get("/w/abc/runs/2");
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->body, "run run=2 uid=abc");
+  auto exact = client.Get("/nodes/all");
+  ASSERT_TRUE(exact);
+  EXPECT_EQ(exact->body, "exact");
+  for (const char* path : {"/nodes/", "/nodes", "/nodes/a/b", "/w/abc/runs"}) {
+    auto missing = client.Get(path);
+    ASSERT_TRUE(missing) << path;
+    EXPECT_EQ(missing->status, 404) << path;
+  }
+  auto wrong = client.Delete("/nodes/x");
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 405);
+  EXPECT_EQ(wrong->get_header_value("Allow"), "GET");
+}
+
 TEST(HttpServerTest, HandlerExceptionBecomes500) {
   auto server = StartServer({});
   ASSERT_NE(server, nullptr);

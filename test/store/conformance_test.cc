@@ -125,8 +125,16 @@ TEST_P(StoreConformance, ListNodesFiltersSortsAndPaginates) {
     NodeRecord n = Node("node-" + std::to_string(i));
     n.gpu_vendor = i % 2 ? "nvidia" : "amd";
     n.gpu_count = i;
+    n.gpu_allocated = 7 - i;
     ASSERT_TRUE(store_->nodes().UpsertNode(n).ok());
   }
+  NodeQuery by_allocated;
+  by_allocated.sort = {"gpu_allocated", true};
+  auto allocated = store_->nodes().ListNodes(by_allocated);
+  ASSERT_TRUE(allocated.ok()) << allocated.status();
+  ASSERT_EQ(allocated->items.size(), 7u);
+  EXPECT_EQ(allocated->items[0].name, "node-0");
+  EXPECT_EQ(allocated->items[6].gpu_allocated, 1);
   NodeQuery q;
   q.gpu_vendor = "amd";
   q.sort = {"gpu_count", true};

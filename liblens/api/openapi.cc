@@ -1,0 +1,273 @@
+// The OpenAPI 3.0.3 document, generated from the route table (routes.h):
+// one operation per entry, its parameters with their types, sort keys as an
+// enum, and the envelope around each route's schema.
+#include <cctype>
+#include <set>
+#include <string>
+
+#include "api/routes.h"
+#include "lens/version.h"
+
+namespace lens::api {
+namespace {
+
+void Str(JsonWriter& w, const char* key, std::string_view value) {
+  w.Key(key);
+  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+void Ref(JsonWriter& w, std::string_view schema) {
+  w.StartObject();
+  Str(w, "$ref", "#/components/schemas/" + std::string(schema));
+  w.EndObject();
+}
+
+void TypeSchema(JsonWriter& w, ParamType type) {
+  w.StartObject();
+  switch (type) {
+    case ParamType::kString:
+      Str(w, "type", "string");
+      break;
+    case ParamType::kBoolean:
+      Str(w, "type", "boolean");
+      break;
+    case ParamType::kInteger:
+    case ParamType::kTime:
+      Str(w, "type", "integer");
+      Str(w, "format", "int64");
+      break;
+  }
+  w.EndObject();
+}
+
+void Param(JsonWriter& w, std::string_view name, std::string_view in,
+           ParamType type, std::string_view description) {
+  w.StartObject();
+  Str(w, "name", name);
+  Str(w, "in", in);
+  w.Key("required");
+  w.Bool(in == "path");
+  Str(w, "description", description);
+  w.Key("schema");
+  TypeSchema(w, type);
+  w.EndObject();
+}
+
+void Parameters(JsonWriter& w, const RouteSpec& route) {
+  w.Key("parameters");
+  w.StartArray();
+  Param(w, "cluster", "query", ParamType::kString,
+        "The cluster (empty or this API's cluster name)");
+  for (const ParamSpec& p : route.params) {
+    const bool in_path = route.path.find("{" + std::string(p.name) + "}") !=
+                         std::string_view::npos;
+    Param(w, p.name, in_path ? "path" : "query", p.type, p.description);
+  }
+  if (route.paged) {
+    Param(w, "pageNum", "query", ParamType::kInteger, "Page, from 1");
+    Param(w, "pageSize", "query", ParamType::kInteger, "Items per page");
+  }
+  if (!route.sort_keys.empty()) {
+    w.StartObject();
+    Str(w, "name", "sort");
+    Str(w, "in", "query");
+    Str(w, "description", "Sort key");
+    w.Key("schema");
+    w.StartObject();
+    Str(w, "type", "string");
+    w.Key("enum");
+    w.StartArray();
+    for (const SortKey& k : route.sort_keys)
+      w.String(k.name.data(), static_cast<rapidjson::SizeType>(k.name.size()));
+    w.EndArray();
+    w.EndObject();
+    w.EndObject();
+    w.StartObject();
+    Str(w, "name", "order");
+    Str(w, "in", "query");
+    Str(w, "description", "asc or desc (with sort)");
+    w.Key("schema");
+    w.StartObject();
+    Str(w, "type", "string");
+    w.Key("enum");
+    w.StartArray();
+    w.String("asc");
+    w.String("desc");
+    w.EndArray();
+    w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void Response(JsonWriter& w, const char* status, std::string_view description,
+              std::string_view data_schema) {
+  w.Key(status);
+  w.StartObject();
+  Str(w, "description", description);
+  w.Key("content");
+  w.StartObject();
+  w.Key("application/json");
+  w.StartObject();
+  w.Key("schema");
+  if (data_schema.empty()) {
+    Ref(w, "Envelope");
+  } else {
+    w.StartObject();
+    w.Key("allOf");
+    w.StartArray();
+    Ref(w, "Envelope");
+    w.StartObject();
+    Str(w, "type", "object");
+    w.Key("properties");
+    w.StartObject();
+    w.Key("data");
+    Ref(w, data_schema);
+    w.EndObject();
+    w.EndObject();
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+}
+
+void Operation(JsonWriter& w, const RouteSpec& route) {
+  w.StartObject();
+  Str(w, "summary", route.summary);
+  Str(w, "operationId",
+      std::string(route.method) + " " + std::string(route.path));
+  Parameters(w, route);
+  w.Key("responses");
+  w.StartObject();
+  if (route.handler == nullptr) {
+    w.Key("200");
+    w.StartObject();
+    Str(w, "description", "The OpenAPI document (no envelope)");
+    w.EndObject();
+  } else {
+    Response(w, "200", "Success", route.schema);
+    Response(w, "400", "A bad parameter (the message names it)", "");
+    Response(w, "404", "Unknown cluster or id", "");
+  }
+  Response(w, "401", "Missing or invalid bearer token", "");
+  w.EndObject();
+  w.EndObject();
+}
+
+void Schemas(JsonWriter& w, std::span<const RouteSpec> routes) {
+  w.Key("schemas");
+  w.StartObject();
+  w.Key("Envelope");
+  w.StartObject();
+  Str(w, "type", "object");
+  w.Key("properties");
+  w.StartObject();
+  w.Key("code");
+  TypeSchema(w, ParamType::kInteger);
+  w.Key("data");
+  w.StartObject();
+  w.Key("nullable");
+  w.Bool(true);
+  w.EndObject();
+  w.Key("message");
+  TypeSchema(w, ParamType::kString);
+  w.EndObject();
+  w.EndObject();
+  std::set<std::string> done;
+  for (const RouteSpec& route : routes) {
+    std::string name(route.schema);
+    if (name.empty() || !done.insert(name).second) continue;
+    const bool page = name.size() > 4 && name.ends_with("Page");
+    const std::string item = page ? name.substr(0, name.size() - 4) : "";
+    w.Key(name.c_str());
+    w.StartObject();
+    Str(w, "type", "object");
+    if (page) {
+      w.Key("properties");
+      w.StartObject();
+      w.Key("items");
+      w.StartObject();
+      Str(w, "type", "array");
+      w.Key("items");
+      Ref(w, item);
+      w.EndObject();
+      for (const char* key : {"total", "pageNum", "pageSize"}) {
+        w.Key(key);
+        TypeSchema(w, ParamType::kInteger);
+      }
+      w.EndObject();
+    }
+    w.EndObject();
+    if (page && done.insert(item).second) {
+      w.Key(item.c_str());
+      w.StartObject();
+      Str(w, "type", "object");
+      w.EndObject();
+    }
+  }
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string OpenApiJson(std::span<const RouteSpec> routes,
+                        const ApiOptions& options) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.StartObject();
+  Str(w, "openapi", "3.0.3");
+  w.Key("info");
+  w.StartObject();
+  Str(w, "title", "Lens API");
+  Str(w, "version", LENS_VERSION_STRING);
+  Str(w, "description",
+      "Read-only GPU cluster observability API of cluster \"" +
+          options.cluster +
+          "\". Every response is the envelope {code, data, message} with a "
+          "real HTTP status; times are Unix seconds.");
+  w.EndObject();
+  w.Key("paths");
+  w.StartObject();
+  // Routes of one path are adjacent in the table.
+  for (size_t i = 0; i < routes.size(); ++i) {
+    if (i > 0 && routes[i].path == routes[i - 1].path) continue;
+    w.Key(routes[i].path.data(),
+          static_cast<rapidjson::SizeType>(routes[i].path.size()));
+    w.StartObject();
+    for (size_t j = i; j < routes.size() && routes[j].path == routes[i].path;
+         ++j) {
+      std::string method(routes[j].method);
+      for (char& c : method) c = static_cast<char>(std::tolower(c));
+      w.Key(method.c_str());
+      Operation(w, routes[j]);
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  w.Key("components");
+  w.StartObject();
+  w.Key("securitySchemes");
+  w.StartObject();
+  w.Key("bearer");
+  w.StartObject();
+  Str(w, "type", "http");
+  Str(w, "scheme", "bearer");
+  w.EndObject();
+  w.EndObject();
+  Schemas(w, routes);
+  w.EndObject();
+  w.Key("security");
+  w.StartArray();
+  w.StartObject();
+  w.Key("bearer");
+  w.StartArray();
+  w.EndArray();
+  w.EndObject();
+  w.EndArray();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace lens::api

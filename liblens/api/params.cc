@@ -1,0 +1,129 @@
+#include "api/params.h"
+
+#include <charconv>
+#include <limits>
+
+namespace lens::api {
+
+std::optional<std::string> StringParam(const HttpRequest& req,
+                                       std::string_view name) {
+  auto it = req.query.find(std::string(name));
+  if (it == req.query.end() || it->second.empty()) return std::nullopt;
+  return it->second;
+}
+
+StatusOr<std::optional<int64_t>> IntParam(const HttpRequest& req,
+                                          std::string_view name) {
+  std::optional<std::string> text = StringParam(req, name);
+  if (!text) return std::optional<int64_t>();
+  int64_t value = 0;
+  const char* end = text->data() + text->size();
+  auto [ptr, ec] = std::from_chars(text->data(), end, value);
+  if (ec != std::errc() || ptr != end) {
+    return InvalidArgumentError(std::string(name) + ": \"" + *text +
+                                "\" is not an integer");
+  }
+  return std::optional<int64_t>(value);
+}
+
+StatusOr<std::optional<bool>> BoolParam(const HttpRequest& req,
+                                        std::string_view name) {
+  std::optional<std::string> text = StringParam(req, name);
+  if (!text) return std::optional<bool>();
+  if (*text == "true" || *text == "1") return std::optional<bool>(true);
+  if (*text == "false" || *text == "0") return std::optional<bool>(false);
+  return InvalidArgumentError(std::string(name) + ": \"" + *text +
+                              "\" is not true or false");
+}
+
+StatusOr<std::optional<Timestamp>> TimeParam(const HttpRequest& req,
+                                             std::string_view name) {
+  LENS_ASSIGN_OR_RETURN(std::optional<int64_t> seconds, IntParam(req, name));
+  if (!seconds) return std::optional<Timestamp>();
+  // Years 0..9999 keep the microsecond clock far from overflow.
+  if (*seconds < 0 || *seconds > int64_t{253402300799}) {
+    return InvalidArgumentError(std::string(name) + ": " +
+                                std::to_string(*seconds) +
+                                " is not Unix seconds in years 1970..9999");
+  }
+  return std::optional<Timestamp>(Timestamp(std::chrono::seconds(*seconds)));
+}
+
+StatusOr<PageRequest> PageParams(const ApiContext& ctx,
+                                 const HttpRequest& req) {
+  PageRequest page{1, ctx.options.default_page_size};
+  LENS_ASSIGN_OR_RETURN(std::optional<int64_t> num, IntParam(req, "pageNum"));
+  LENS_ASSIGN_OR_RETURN(std::optional<int64_t> size, IntParam(req, "pageSize"));
+  if (num) {
+    if (*num < 1 || *num > std::numeric_limits<int32_t>::max()) {
+      return InvalidArgumentError("pageNum: " + std::to_string(*num) +
+                                  " is not a page number (1 or more)");
+    }
+    page.page_num = static_cast<int32_t>(*num);
+  }
+  if (size) {
+    if (*size < 1 || *size > ctx.options.max_page_size) {
+      return InvalidArgumentError("pageSize: " + std::to_string(*size) +
+                                  " is not in 1.." +
+                                  std::to_string(ctx.options.max_page_size));
+    }
+    page.page_size = static_cast<int32_t>(*size);
+  }
+  return page;
+}
+
+StatusOr<Sort> SortParams(const RouteSpec& route, const HttpRequest& req) {
+  Sort sort;
+  std::optional<std::string> key = StringParam(req, "sort");
+  if (key) {
+    std::string allowed;
+    for (const SortKey& k : route.sort_keys) {
+      if (k.name == *key) sort.key = std::string(k.store_key);
+      allowed += (allowed.empty() ? "" : ", ") + std::string(k.name);
+    }
+    if (sort.key.empty()) {
+      return InvalidArgumentError("sort: unknown key \"" + *key +
+                                  "\" (allowed: " + allowed + ")");
+    }
+  }
+  std::optional<std::string> order = StringParam(req, "order");
+  if (order) {
+    if (*order != "asc" && *order != "desc") {
+      return InvalidArgumentError("order: \"" + *order +
+                                  "\" is not asc or desc");
+    }
+    if (!key) return InvalidArgumentError("order: needs a sort key");
+    sort.descending = *order == "desc";
+  }
+  return sort;
+}
+
+Status CheckParams(const ApiContext& ctx, const RouteSpec& route,
+                   const HttpRequest& req) {
+  std::optional<std::string> cluster = StringParam(req, "cluster");
+  if (cluster && *cluster != ctx.options.cluster) {
+    return NotFoundError("unknown cluster \"" + *cluster + "\" (this is \"" +
+                         ctx.options.cluster + "\")");
+  }
+  if (route.paged) LENS_RETURN_IF_ERROR(PageParams(ctx, req).status());
+  if (!route.sort_keys.empty())
+    LENS_RETURN_IF_ERROR(SortParams(route, req).status());
+  for (const ParamSpec& p : route.params) {
+    switch (p.type) {
+      case ParamType::kString:
+        break;
+      case ParamType::kInteger:
+        LENS_RETURN_IF_ERROR(IntParam(req, p.name).status());
+        break;
+      case ParamType::kBoolean:
+        LENS_RETURN_IF_ERROR(BoolParam(req, p.name).status());
+        break;
+      case ParamType::kTime:
+        LENS_RETURN_IF_ERROR(TimeParam(req, p.name).status());
+        break;
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace lens::api

@@ -1,0 +1,157 @@
+// The route table (data) and AddApiRoutes: each route's parameters are
+// checked against its entry before its handler runs, and
+// /api/v1/openapi.json is generated from the same table.
+#include "api/routes.h"
+
+#include <memory>
+
+#include "api/params.h"
+
+namespace lens::api {
+namespace {
+
+using T = ParamType;
+
+constexpr ParamSpec kNodeParams[] = {
+    {"status", T::kString, "Node status, exact (\"Ready\")"},
+    {"gpuVendor", T::kString, "\"amd\" or \"nvidia\""},
+};
+constexpr SortKey kNodeSort[] = {{"name", "name"},
+                                 {"gpuCount", "gpu_count"},
+                                 {"gpuAllocated", "gpu_allocated"},
+                                 {"updatedAt", "updated_at"}};
+constexpr ParamSpec kNodeDetailParams[] = {
+    {"name", T::kString, "Node name (path)"},
+};
+constexpr ParamSpec kAllocationParams[] = {
+    {"from", T::kTime, "History from (Unix seconds, inclusive)"},
+    {"to", T::kTime, "History to (Unix seconds, exclusive)"},
+    {"node", T::kString, "One node's history (default: the cluster's)"},
+};
+constexpr ParamSpec kWorkloadParams[] = {
+    {"namespace", T::kString, "Kubernetes namespace, exact"},
+    {"kind", T::kString, "Workload kind, exact (\"PyTorchJob\")"},
+    {"status", T::kString, "Workload status, exact (\"Running\")"},
+};
+constexpr SortKey kWorkloadSort[] = {{"createdAt", "created_at"},
+                                     {"name", "name"},
+                                     {"kind", "kind"},
+                                     {"gpuRequest", "gpu_request"}};
+constexpr ParamSpec kWorkloadDetailParams[] = {
+    {"uid", T::kString, "Workload uid (path)"},
+};
+constexpr ParamSpec kIterationParams[] = {
+    {"uid", T::kString, "Workload uid (path)"},
+    {"run", T::kInteger, "Only this training run"},
+};
+constexpr SortKey kIterationSort[] = {{"iteration", "iteration"},
+                                      {"timestamp", "timestamp"}};
+constexpr ParamSpec kPodParams[] = {
+    {"namespace", T::kString, "Kubernetes namespace, exact"},
+    {"node", T::kString, "Node name, exact"},
+    {"workloadUid", T::kString, "Pods of this workload"},
+    {"running", T::kBoolean, "true: running pods only; false: the others"},
+};
+constexpr SortKey kPodSort[] = {{"createdAt", "created_at"},
+                                {"name", "name"},
+                                {"namespace", "namespace"},
+                                {"node", "node"}};
+
+// One row per route: method, path, summary, parameters, paged, sort keys,
+// the data's schema, handler.
+// clang-format off
+constexpr RouteSpec kRoutes[] = {
+    {"GET", "/api/v1/clusters", "Cluster overview: nodes, GPUs, workloads",
+     {}, true, {}, "ClusterPage", ListClusters},
+    {"GET", "/api/v1/nodes", "Nodes, filtered, sorted and paged",
+     kNodeParams, true, kNodeSort, "NodePage", ListNodes},
+    {"GET", "/api/v1/nodes/{name}",
+     "One node with its GPUs, RDMA devices, live containers and device "
+     "change log",
+     kNodeDetailParams, false, {}, "NodeDetail", GetNode},
+    {"GET", "/api/v1/gpu-allocation",
+     "GPU allocation now (from the nodes) and over a time range",
+     kAllocationParams, false, {}, "GpuAllocation", GetGpuAllocation},
+    {"GET", "/api/v1/workloads", "Workloads, filtered, sorted and paged",
+     kWorkloadParams, true, kWorkloadSort, "WorkloadPage", ListWorkloads},
+    {"GET", "/api/v1/workloads/{uid}",
+     "One workload with its pods, training runs, latest iteration and "
+     "training events",
+     kWorkloadDetailParams, false, {}, "WorkloadDetail", GetWorkload},
+    {"GET", "/api/v1/workloads/{uid}/iterations",
+     "A workload's training iterations, paged",
+     kIterationParams, true, kIterationSort, "IterationPage", ListIterations},
+    {"GET", "/api/v1/pods", "GPU pods, filtered, sorted and paged",
+     kPodParams, true, kPodSort, "PodPage", ListPods},
+    {"GET", "/api/v1/storage", "Storage systems the cluster uses",
+     {}, true, {}, "StoragePage", ListStorage},
+    // Served as the document itself, without the envelope.
+    {"GET", "/api/v1/openapi.json", "This OpenAPI 3.0.3 document",
+     {}, false, {}, "", nullptr},
+};
+// clang-format on
+
+bool IsPattern(std::string_view path) {
+  return path.find('{') != std::string_view::npos;
+}
+
+}  // namespace
+
+std::span<const RouteSpec> Routes() { return kRoutes; }
+
+}  // namespace lens::api
+
+namespace lens {
+
+Status ApiOptions::Validate() const {
+  if (cluster.empty()) return InvalidArgumentError("cluster must not be empty");
+  if (max_page_size < 1 || max_page_size > 1000) {
+    return InvalidArgumentError("max_page_size must be in 1..1000, got " +
+                                std::to_string(max_page_size));
+  }
+  if (default_page_size < 1 || default_page_size > max_page_size) {
+    return InvalidArgumentError("default_page_size must be in 1.." +
+                                std::to_string(max_page_size) + ", got " +
+                                std::to_string(default_page_size));
+  }
+  return OkStatus();
+}
+
+Status AddApiRoutes(Store* store, const ApiOptions& options,
+                    HttpServer* server) {
+  if (store == nullptr || server == nullptr)
+    return InvalidArgumentError("AddApiRoutes: null store or server");
+  LENS_RETURN_IF_ERROR(options.Validate());
+  auto ctx =
+      std::make_shared<const api::ApiContext>(api::ApiContext{store, options});
+  for (const api::RouteSpec& route : api::Routes()) {
+    HttpHandler handler;
+    if (route.handler == nullptr) {
+      auto doc = std::make_shared<const std::string>(
+          api::OpenApiJson(api::Routes(), options));
+      handler = [doc](const HttpRequest&, HttpResponse* out) {
+        out->body = *doc;
+      };
+    } else {
+      handler = [ctx, &route](const HttpRequest& req, HttpResponse* out) {
+        Status st = api::CheckParams(*ctx, route, req);
+        rapidjson::StringBuffer buffer;
+        api::JsonWriter w(buffer);
+        if (st.ok()) st = route.handler(*ctx, route, req, w);
+        if (!st.ok()) return RespondStatus(st, out);
+        RespondData(std::string_view(buffer.GetString(), buffer.GetSize()),
+                    out);
+      };
+    }
+    if (api::IsPattern(route.path)) {
+      server->HandlePattern(std::string(route.method), std::string(route.path),
+                            std::move(handler));
+    } else {
+      server->Handle(std::string(route.method), std::string(route.path),
+                     std::move(handler));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace lens

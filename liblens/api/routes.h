@@ -1,0 +1,89 @@
+// The route table of the REST API: one entry per route (method, path
+// pattern, summary, query parameters with their types, sort keys, the
+// response schema and the handler). AddApiRoutes registers these entries
+// and openapi.cc describes the same entries, so the document cannot
+// disagree with what is served.
+#ifndef LENS_API_ROUTES_H_
+#define LENS_API_ROUTES_H_
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "lens/api.h"
+#include "lens/http.h"
+#include "lens/status.h"
+#include "lens/store.h"
+
+namespace lens::api {
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+enum class ParamType : uint8_t { kString, kInteger, kBoolean, kTime };
+
+struct ParamSpec {
+  std::string_view name;
+  ParamType type;
+  std::string_view description;
+};
+
+// An API sort key and the store's key it maps to.
+struct SortKey {
+  std::string_view name;
+  std::string_view store_key;
+};
+
+struct ApiContext {
+  Store* store;
+  ApiOptions options;
+};
+
+struct RouteSpec;
+// Writes the response's `data` value; an error becomes the envelope.
+using RouteHandler = Status (*)(const ApiContext& ctx, const RouteSpec& route,
+                                const HttpRequest& req, JsonWriter& w);
+
+struct RouteSpec {
+  std::string_view method;
+  std::string_view path;  // pattern: "{name}" captures a segment
+  std::string_view summary;
+  std::span<const ParamSpec> params;   // beside `cluster` (every route)
+  bool paged;                          // pageNum, pageSize; data is a Page
+  std::span<const SortKey> sort_keys;  // sort, order when not empty
+  std::string_view schema;             // the data's schema in openapi.json
+  RouteHandler handler;
+};
+
+// Every route, in documentation order.
+std::span<const RouteSpec> Routes();
+
+// The OpenAPI 3.0.3 document of `routes`.
+std::string OpenApiJson(std::span<const RouteSpec> routes,
+                        const ApiOptions& options);
+
+// The handlers (nodes.cc, workloads.cc).
+Status ListClusters(const ApiContext&, const RouteSpec&, const HttpRequest&,
+                    JsonWriter&);
+Status ListNodes(const ApiContext&, const RouteSpec&, const HttpRequest&,
+                 JsonWriter&);
+Status GetNode(const ApiContext&, const RouteSpec&, const HttpRequest&,
+               JsonWriter&);
+Status GetGpuAllocation(const ApiContext&, const RouteSpec&, const HttpRequest&,
+                        JsonWriter&);
+Status ListStorage(const ApiContext&, const RouteSpec&, const HttpRequest&,
+                   JsonWriter&);
+Status ListWorkloads(const ApiContext&, const RouteSpec&, const HttpRequest&,
+                     JsonWriter&);
+Status GetWorkload(const ApiContext&, const RouteSpec&, const HttpRequest&,
+                   JsonWriter&);
+Status ListIterations(const ApiContext&, const RouteSpec&, const HttpRequest&,
+                      JsonWriter&);
+Status ListPods(const ApiContext&, const RouteSpec&, const HttpRequest&,
+                JsonWriter&);
+
+}  // namespace lens::api
+
+#endif  // LENS_API_ROUTES_H_
