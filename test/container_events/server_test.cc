@@ -339,6 +339,11 @@ TEST_P(ContainerEventServerTest, MetricsCountWhatArrived) {
   ASSERT_TRUE(agent.Snapshot(
       4, {MakeContainer("c1", "n1"), MakeContainer("c2", "n1")}, 10));
   ASSERT_TRUE(agent.WaitAck(4));
+  // The writer acknowledges a batch, then counts it: under a slow build
+  // (sanitizers) the count may follow the ack by a moment.
+  for (int i = 0; i < 500 && server_->stats().batches == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   const ContainerEventServerStats s = server_->stats();
   EXPECT_EQ(s.events_received, 5u);
   EXPECT_EQ(s.snapshots_received, 1u);
