@@ -43,8 +43,9 @@ configure: deps
 build: configure
 	@$(START); cmake --build $(BUILD) -j $(JOBS); $(call DONE,build)
 
-# `lens up`: Lens on this machine in the foreground (today the node agent: GPU/RDMA/node probes,
-# /metrics and the node REST API on 127.0.0.1:8989). Ctrl-C stops it. UP_ARGS adds flags.
+# `lens up`: the whole of Lens on this machine in the foreground (node agent, flows, containers,
+# jobs, telemetry, and the dashboard with the REST API at http://127.0.0.1:8080/). Ctrl-C stops
+# it; the next start continues the same store. UP_ARGS adds flags (e.g. UP_ARGS="--logs f.log").
 UP_ARGS ?=
 run: configure
 	@$(START); cmake --build $(BUILD) -j $(JOBS) --target lens_cli; $(call DONE,build lens)
@@ -84,11 +85,13 @@ test-asan: deps
 # against readers and the flow probe's event reader; the HTTP server's loop and workers under the
 # attack suite; informers, leader electors and the controller's writer against their handlers and
 # readers; the jobs' scheduler threads and parallel agent reads; the telemetry disk queue's
-# appenders against its consumer, the forwarder's sender and the logs path's concurrent ingest):
+# appenders against its consumer, the forwarder's sender, the logs path's concurrent ingest and the
+# local scrape's thread against the processor):
 # building the rest under TSan would double the build time and test nothing new.
 TSAN_TESTS := store_concurrency_test agent_node_agent_test flow_monitor_test flow_probe_test \
               http_server_limits_test kube_informer_test kube_leader_test cluster_controller_test \
-              jobs_scheduler_test jobs_agents_test telemetry_queue_test telemetry_logs_test
+              jobs_scheduler_test jobs_agents_test telemetry_queue_test telemetry_logs_test \
+              telemetry_store_test
 test-tsan: deps
 	@$(START); mkdir -p $(TSAN_BUILD); cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DLENS_SANITIZE=thread \

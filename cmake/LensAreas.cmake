@@ -19,18 +19,20 @@ set(LENS_AREA_USES_kube core)
 set(LENS_AREA_USES_cluster core kube store)
 set(LENS_AREA_USES_jobs core kube store cluster)
 set(LENS_AREA_USES_telemetry core store training)
-set(LENS_AREA_USES_api core store http training)
+set(LENS_AREA_USES_timeseries core store)
+set(LENS_AREA_USES_web core http)
+set(LENS_AREA_USES_api core store http training timeseries)
 set(LENS_AREA_USES_service core gpu rdma node http agent containers container_events flow store kube
-                           cluster jobs telemetry api)
+                           cluster jobs telemetry timeseries web api)
 set(LENS_AREAS core training store gpu rdma node http agent containers container_events flow
-               kube cluster jobs telemetry api service)
+               kube cluster jobs telemetry timeseries web api service)
 
 # Public header (include/lens/<name>.h) -> the area that owns it.
 set(LENS_PUBLIC_HEADER_OWNERS
-  amd_smi=gpu api=api config=core container_events=container_events containers=containers export=core
+  amd_smi=gpu api=api api_service=service config=core container_events=container_events containers=containers dashboard=web export=core
   flow=flow flow_policy=flow gpu=gpu host=core http=http json=core kube=kube log=core metrics=core
   model=core node=node node_agent=agent node_service=service jobs=jobs jobs_service=service controller_service=service probe=agent process=core rdma=rdma
-  sample_history=store status=core store=store telemetry=telemetry telemetry_service=service training=training
+  sample_history=store status=core store=store telemetry=telemetry telemetry_service=service timeseries=timeseries training=training
   version=core)
 
 # The area an include names, or "" for one outside liblens.

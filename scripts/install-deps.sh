@@ -32,6 +32,7 @@ PACKAGES=(
   golang-github-containerd-containerd-dev  # containerd's API .proto files (build time only)
   libbpf-dev            # loading the eBPF TCP flow probe (libbpf 1.1)
   libsnappy-dev         # Prometheus remote write (snappy block format)
+  libjs-chart.js        # Chart.js 3.9 for the dashboard, embedded in lens at build time (web/)
   bpftool               # vmlinux.h and the BPF skeleton (build time only)
   # tests and benchmarks
   libgtest-dev
@@ -47,6 +48,7 @@ PACKAGES=(
   busybox-static        # the test image's only binary (built into an OCI layout tar)
   prometheus-node-exporter  # the side-by-side cost comparison in bench/node_agent_bench
   iperf3                # loopback throughput with and without the flow probe (bench/flow_probe_bench)
+  chromium              # headless browser loading every dashboard page (test/web/dashboard_test)
   # Python bindings and their tests
   pybind11-dev
   python3-dev

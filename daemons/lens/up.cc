@@ -9,12 +9,14 @@
 // agent, into --database, with /jobs and /metrics on 127.0.0.1:8993; the
 // telemetry processor on 127.0.0.1:8994 (remote write into the store's
 // sample history, fluent-bit logs, and the training logs of --logs tailed
-// into the store).
+// into the store; this process's own GPU, RDMA and flow series are scraped
+// into it too); and lens-api with the dashboard on 127.0.0.1:8080.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
 #include "commands.h"
+#include "lens/api_service.h"
 #include "lens/controller_service.h"
 #include "lens/jobs_service.h"
 #include "lens/log.h"
@@ -44,6 +46,8 @@ constexpr ConfigFlag kUpFlags[] = {
      "/var/lib/lens does not exist; also LENS_STORE_URL)"},
     {"--jobs-listen", "jobs.listenHttp", ConfigFlag::kText,
      "host:port of the jobs' /jobs and /metrics (default 127.0.0.1:8993)"},
+    {"--api-listen", "api.listen", ConfigFlag::kText,
+     "host:port of the dashboard and the REST API (default 127.0.0.1:8080)"},
     {"--telemetry-listen", "telemetry.listen", ConfigFlag::kText,
      "host:port of remote write (/api/v1/write) and logs (/v1/logs) into "
      "the store (default 127.0.0.1:8994)"},
@@ -75,17 +79,48 @@ void UseStateDirWhenUnset(Config* c) {
   }
 }
 
+// This machine's GPU, RDMA and flow series into the telemetry path (and so
+// into the sample history the dashboard draws), as a Prometheus scrape with
+// a `node` label would bring them in a cluster.
+Status ScrapeNode(const NodeService& node, const std::string& node_name,
+                  std::chrono::milliseconds interval,
+                  TelemetryService& telemetry) {
+  if (const NodeAgent* agent = node.agent()) {
+    LENS_RETURN_IF_ERROR(telemetry.processor().AddLocalScrape(
+        {"node-agent",
+         [agent] { return agent->RenderMetrics(); },
+         {{"node", node_name}},
+         {"lens_gpu_", "lens_rdma_"},
+         interval}));
+  }
+  if (const FlowMonitor* flows = node.flows()) {
+    LENS_RETURN_IF_ERROR(telemetry.processor().AddLocalScrape(
+        {"netflow",
+         [flows] { return flows->RenderMetrics(); },
+         {{"node", node_name}},
+         {"lens_tcp_flow_"},
+         interval}));
+  }
+  return OkStatus();
+}
+
 // The telemetry processor of one machine: what is remote-written to it goes
 // to the store's sample history (and to `forward` targets if configured);
 // the --logs files are tailed into the store.
 StatusOr<std::unique_ptr<TelemetryService>> StartUpTelemetry(
-    const Config& config, const std::vector<std::string>& logs) {
+    const Config& config, const std::vector<std::string>& logs,
+    const NodeService& node, const std::string& node_name,
+    std::chrono::milliseconds interval) {
   Config c = config;
   c.telemetry.sample_history = true;
   c.telemetry.logs = true;
+  // The history keeps the selected series only: the flows too, here.
+  auto& prefixes = c.telemetry.series.metric_prefixes;
+  if (!prefixes.empty()) prefixes.push_back("lens_tcp_flow_");
   LENS_ASSIGN_OR_RETURN(TelemetryServiceOptions o,
                         TelemetryServiceOptionsFromConfig(c));
   LENS_ASSIGN_OR_RETURN(auto service, TelemetryService::Start(o));
+  LENS_RETURN_IF_ERROR(ScrapeNode(node, node_name, interval, *service));
   for (const std::string& path : logs) {
     Status st = service->processor().FollowLogFile(
         std::filesystem::absolute(path).lexically_normal().string());
@@ -169,6 +204,7 @@ Command AddUp(CLI::App& app) {
     f.Default("controller.listenHttp", "127.0.0.1:8992", "lens up");
     f.Default("jobs.listenHttp", "127.0.0.1:8993", "lens up");
     f.Default("telemetry.listen", "127.0.0.1:8994", "lens up");
+    f.Default("api.listen", "127.0.0.1:8080", "lens up");
     StatusOr<Config> config = f.Load();
     if (!config.ok()) {
       std::fprintf(stderr, "lens up: %s\n", config.status().message().c_str());
@@ -221,7 +257,10 @@ Command AddUp(CLI::App& app) {
         jobs_options = started.status();
       }
     }
-    auto telemetry = StartUpTelemetry(*config, *logs);
+    auto telemetry =
+        StartUpTelemetry(*config, *logs, **service, options->node_name,
+                         std::max<std::chrono::milliseconds>(
+                             options->agent->interval, std::chrono::seconds(5)));
     if (!telemetry.ok() && !logs->empty()) {
       std::fprintf(stderr, "lens up: telemetry: %s\n",
                    telemetry.status().message().c_str());
@@ -229,6 +268,21 @@ Command AddUp(CLI::App& app) {
       if (controller) controller->Stop();
       (*service)->Stop();
       return telemetry.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+    }
+    // The dashboard and the API over the same store (its sample history for
+    // the time series).
+    auto api_options = ApiServiceOptionsFromConfig(*config);
+    auto api = api_options.ok() ? ApiService::Start(*api_options)
+                                : StatusOr<std::unique_ptr<ApiService>>(
+                                      api_options.status());
+    if (!api.ok()) {
+      std::fprintf(stderr, "lens up: api: %s\n",
+                   api.status().message().c_str());
+      if (telemetry.ok()) (*telemetry)->Stop();
+      if (jobs) jobs->Stop();
+      if (controller) controller->Stop();
+      (*service)->Stop();
+      return api.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
     }
     PrintServing(**service, *options, *config);
     if (jobs) {
@@ -263,9 +317,13 @@ Command AddUp(CLI::App& app) {
       std::printf("  telemetry off: %s\n",
                   telemetry.status().message().c_str());
     }
+    std::printf("  REST API: %s/api/v1/  (docs: %s/api/v1/openapi.json)\n",
+                (*api)->http_url().c_str(), (*api)->http_url().c_str());
+    std::printf("lens up: dashboard at %s/\n", (*api)->http_url().c_str());
     std::fflush(stdout);
     WaitForShutdownSignal();
     std::printf("lens up: stopping\n");
+    (*api)->Stop();
     if (telemetry.ok()) (*telemetry)->Stop();
     if (jobs) jobs->Stop();
     if (controller) controller->Stop();

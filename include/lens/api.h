@@ -4,7 +4,7 @@
 //
 //   lens::ApiOptions options;
 //   options.cluster = "prod";
-//   lens::Status st = lens::AddApiRoutes(store.get(), options, server.get());
+//   lens::Status st = lens::AddApiRoutes(store.get(), series.get(), options, server.get());
 //   ... server->Start();
 //
 // Every response carries the envelope {"code","data","message"} with a real
@@ -23,6 +23,7 @@
 #include "lens/http.h"
 #include "lens/status.h"
 #include "lens/store.h"
+#include "lens/timeseries.h"
 
 namespace lens {
 
@@ -40,11 +41,13 @@ struct LENS_EXPORT ApiOptions {
 };
 
 // Registers every route of the API on `server` (before server->Start()).
-// `store` and `server` are borrowed: both must outlive the server's serving.
-// Handlers are thread-safe (the Store is). Errors: InvalidArgument for bad
-// options or a null store/server.
-LENS_EXPORT Status AddApiRoutes(Store* store, const ApiOptions& options,
-                                HttpServer* server);
+// `store`, `series` and `server` are borrowed: all must outlive the
+// server's serving. `series` may be null: the time-series routes then
+// answer 503 "no time series backend". Handlers are thread-safe (the Store
+// and the source are). Errors: InvalidArgument for bad options or a null
+// store/server.
+LENS_EXPORT Status AddApiRoutes(Store* store, TimeSeriesSource* series,
+                                const ApiOptions& options, HttpServer* server);
 
 }  // namespace lens
 

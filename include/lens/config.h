@@ -335,6 +335,32 @@ struct LENS_EXPORT TelemetryConfigOptions {
   Status Validate() const;
 };
 
+// `api:` section: lens-api, the REST API and the dashboard (docs/api.md).
+struct LENS_EXPORT ApiConfigOptions {
+  // `listen`: host:port of /api/v1, the dashboard at /, /metrics.
+  // `bearerTokenFile`: required on /api/v1 and /metrics (the dashboard's
+  // page and assets hold no data and stay public). `tlsCertFile`,
+  // `tlsKeyFile`: HTTPS.
+  std::string listen = "0.0.0.0:8080";
+  std::string bearer_token_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // `cluster`: the name this API answers `cluster=` for.
+  std::string cluster = "default";
+  // `dashboard`: serve the dashboard at /.
+  bool dashboard = true;
+  // `prometheusUrl`: where time series come from, a PromQL server
+  // (VictoriaMetrics or Prometheus); empty: the store's sample history.
+  // `prometheusTokenFile`, `prometheusCaFile`, `prometheusTimeout`.
+  std::string prometheus_url;
+  std::string prometheus_token_file;
+  std::string prometheus_ca_file;
+  std::chrono::milliseconds prometheus_timeout{10000};
+
+  // InvalidArgument naming the key.
+  Status Validate() const;
+};
+
 // `database:` section: the store of the cluster daemons and `lens db`.
 struct LENS_EXPORT DatabaseOptions {
   // `url`: sqlite:///path.db or postgresql://user@host:5432/db (a password
@@ -354,6 +380,7 @@ struct LENS_EXPORT Config {
   JobsOptions jobs;
   ControllerConfigOptions controller;
   TelemetryConfigOptions telemetry;
+  ApiConfigOptions api;
   DatabaseOptions database;
   // `httpPort`: the daemon's HTTP port, 1..65535; unset means the daemon's own
   // default.

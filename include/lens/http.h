@@ -29,6 +29,8 @@
 
 namespace lens {
 
+class Registry;  // lens/metrics.h
+
 // One request, as handlers see it. Header names are lower case.
 struct LENS_EXPORT HttpRequest {
   std::string method;
@@ -97,6 +99,14 @@ struct LENS_EXPORT HttpServerOptions {
   // so a scrape is answered however busy the other routes are.
   int threads = 4;
   std::vector<std::string> priority_paths = {"/metrics", "/healthz"};
+  // When set (borrowed; it outlives the server), every answer is counted
+  // there: lens_http_requests_total{route,code} and the handlers' time in
+  // lens_http_request_duration_seconds{route}. `route` is the path or
+  // pattern a handler was registered under ("/api/v1/nodes/{name}"), so the
+  // label stays bounded; requests answered before routing (401, 404, 405,
+  // 4xx of a malformed request) count under route "unrouted". One server
+  // per registry.
+  Registry* metrics = nullptr;
 
   // InvalidArgument naming the field.
   Status Validate() const;

@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -281,6 +282,14 @@ class LENS_EXPORT TrainingWriter {
   std::unique_ptr<State> state_;
 };
 
+// A workload's iterations sampled for charts
+// (TrainingRepository::SampleIterations).
+struct IterationSampleQuery {
+  std::string workload_uid;    // required
+  std::optional<int32_t> run;  // all runs when unset
+  int32_t max_points = 400;    // records per run at most, 2..10000
+};
+
 class LENS_EXPORT TrainingRepository {
  public:
   // `source` identifies the log (a file path, "pod/container"); at most 1 KiB.
@@ -291,6 +300,17 @@ class LENS_EXPORT TrainingRepository {
   // Records carry their stored run number; non-finite values (a NaN loss)
   // come back as NaN/Inf.
   StatusOr<Page<IterationRecord>> ListIterations(const IterationQuery& query);
+  // At most q.max_points records of each run of q.workload_uid (or of
+  // q.run), spread evenly over the run's iteration range for a chart: the
+  // run's first and last record and, between them, the last record at or
+  // before each of the iterations first + k * step, the step being the
+  // range over max_points - 1, rounded up. Each sample is an index lookup
+  // in the database, so a run of a million iterations costs what one of a
+  // thousand does. Ordered by run and iteration; records carry their stored
+  // run. One read transaction, one query per run. kInvalidArgument for an
+  // empty workload_uid or max_points out of 2..10000.
+  StatusOr<std::vector<IterationRecord>> SampleIterations(
+      const IterationSampleQuery& q);
   // The record with the highest (run, iteration) of the workload.
   StatusOr<IterationRecord> LatestIteration(std::string_view workload_uid);
   StatusOr<std::vector<TrainingEvent>> ListEvents(

@@ -20,9 +20,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lens/config.h"
@@ -101,6 +103,23 @@ struct LENS_EXPORT IngestResult {
 // fluent-bit's http output formats.
 enum class LogBodyFormat : uint8_t { kJson, kJsonLines };
 
+// Metrics of this process scraped like a Prometheus target and written
+// through the same path as a remote-write request (enriched, into the
+// sample history and the forward targets): `lens up` feeds its node
+// agent's and flow monitor's series this way.
+struct LENS_EXPORT LocalScrapeTarget {
+  std::string job;  // names the target in logs and metrics
+  // The target's metrics in the Prometheus text format; called on the
+  // scrape thread, so it must be thread-safe and outlive the processor's
+  // Stop().
+  std::function<std::string()> render;
+  // Added to every series (as a scrape's relabelling would): node="gpu-1".
+  std::vector<std::pair<std::string, std::string>> labels;
+  // The families kept, by metric-name prefix (empty: all).
+  std::vector<std::string> metric_prefixes;
+  std::chrono::milliseconds interval{15000};  // >= 100ms
+};
+
 // Thread-safe: WriteRemote and IngestLogs from any number of threads.
 class LENS_EXPORT TelemetryProcessor {
  public:
@@ -136,6 +155,13 @@ class LENS_EXPORT TelemetryProcessor {
   // when the logs path is off; InvalidArgument for an empty path.
   virtual Status FollowLogFile(const std::string& path,
                                const std::string& workload_uid = {}) = 0;
+
+  // Scrapes `target` every target.interval from now until Stop() (the
+  // first scrape at once), each scrape one WriteRemote of its selected
+  // samples at the scrape's time. InvalidArgument for a target without
+  // render, job or with an interval under 100ms; failed scrapes are logged
+  // and counted (lens_telemetry_local_scrapes_total{job,result}).
+  virtual Status AddLocalScrape(LocalScrapeTarget target) = 0;
 
   // Follows the store's changes now (tests; the refresh thread does it on
   // its own).

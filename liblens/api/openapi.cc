@@ -6,6 +6,7 @@
 #include <string>
 
 #include "api/routes.h"
+#include "api/schemas.h"
 #include "lens/version.h"
 
 namespace lens::api {
@@ -150,62 +151,152 @@ void Operation(JsonWriter& w, const RouteSpec& route) {
     Response(w, "200", "Success", route.schema);
     Response(w, "400", "A bad parameter (the message names it)", "");
     Response(w, "404", "Unknown cluster or id", "");
+    if (route.needs_series) {
+      Response(w, "429", "Too many series: narrow the query", "");
+      Response(w, "503",
+               "No time series backend configured, or it is unreachable", "");
+    } else {
+      Response(w, "503", "The store is unreachable", "");
+    }
   }
   Response(w, "401", "Missing or invalid bearer token", "");
   w.EndObject();
   w.EndObject();
 }
 
-void Schemas(JsonWriter& w, std::span<const RouteSpec> routes) {
-  w.Key("schemas");
+void Bool(JsonWriter& w, const char* key, bool value) {
+  w.Key(key);
+  w.Bool(value);
+}
+
+// The schema of a value of `type` (any but kObject/kArray with a ref),
+// opened: the caller adds keys and closes it.
+void OpenTypeSchema(JsonWriter& w, JsonType type, bool nullable) {
   w.StartObject();
-  w.Key("Envelope");
-  w.StartObject();
-  Str(w, "type", "object");
-  w.Key("properties");
-  w.StartObject();
-  w.Key("code");
-  TypeSchema(w, ParamType::kInteger);
-  w.Key("data");
-  w.StartObject();
-  w.Key("nullable");
-  w.Bool(true);
-  w.EndObject();
-  w.Key("message");
-  TypeSchema(w, ParamType::kString);
-  w.EndObject();
-  w.EndObject();
-  std::set<std::string> done;
-  for (const RouteSpec& route : routes) {
-    std::string name(route.schema);
-    if (name.empty() || !done.insert(name).second) continue;
-    const bool page = name.size() > 4 && name.ends_with("Page");
-    const std::string item = page ? name.substr(0, name.size() - 4) : "";
-    w.Key(name.c_str());
-    w.StartObject();
-    Str(w, "type", "object");
-    if (page) {
-      w.Key("properties");
-      w.StartObject();
-      w.Key("items");
-      w.StartObject();
+  switch (type) {
+    case JsonType::kString:
+      Str(w, "type", "string");
+      break;
+    case JsonType::kInteger:
+      Str(w, "type", "integer");
+      Str(w, "format", "int64");
+      break;
+    case JsonType::kNumber:
+      Str(w, "type", "number");
+      Str(w, "format", "double");
+      break;
+    case JsonType::kBoolean:
+      Str(w, "type", "boolean");
+      break;
+    case JsonType::kObject:
+      Str(w, "type", "object");
+      break;
+    case JsonType::kArray:
+      Str(w, "type", "array");
+      break;
+    case JsonType::kMap:
+      Str(w, "type", "object");
+      w.Key("additionalProperties");
+      OpenTypeSchema(w, JsonType::kNumber, true);
+      w.EndObject();
+      break;
+    case JsonType::kPoint:
       Str(w, "type", "array");
       w.Key("items");
-      Ref(w, item);
+      OpenTypeSchema(w, JsonType::kNumber, true);
       w.EndObject();
-      for (const char* key : {"total", "pageNum", "pageSize"}) {
-        w.Key(key);
-        TypeSchema(w, ParamType::kInteger);
+      w.Key("minItems");
+      w.Int(2);
+      w.Key("maxItems");
+      w.Int(2);
+      break;
+  }
+  if (nullable) Bool(w, "nullable", true);
+}
+
+void Property(JsonWriter& w, const PropertySpec& p) {
+  if (p.type == JsonType::kObject && !p.ref.empty()) {
+    // OpenAPI 3.0 ignores siblings of $ref: description and nullable go
+    // beside an allOf.
+    w.StartObject();
+    w.Key("allOf");
+    w.StartArray();
+    Ref(w, p.ref);
+    w.EndArray();
+  } else {
+    OpenTypeSchema(w, p.type, false);
+    if (p.type == JsonType::kArray) {
+      w.Key("items");
+      if (p.ref.empty()) {
+        OpenTypeSchema(w, p.items, p.items_nullable);
+        w.EndObject();
+      } else {
+        Ref(w, p.ref);
       }
-      w.EndObject();
     }
-    w.EndObject();
-    if (page && done.insert(item).second) {
-      w.Key(item.c_str());
-      w.StartObject();
-      Str(w, "type", "object");
-      w.EndObject();
-    }
+  }
+  if (p.nullable) Bool(w, "nullable", true);
+  Str(w, "description", p.description);
+  w.EndObject();
+}
+
+void ObjectSchema(JsonWriter& w, std::string_view description,
+                  std::span<const PropertySpec> properties) {
+  w.StartObject();
+  Str(w, "type", "object");
+  Str(w, "description", description);
+  w.Key("properties");
+  w.StartObject();
+  for (const PropertySpec& p : properties) {
+    w.Key(p.name.data(), static_cast<rapidjson::SizeType>(p.name.size()));
+    Property(w, p);
+  }
+  w.EndObject();
+  w.Key("required");
+  w.StartArray();
+  for (const PropertySpec& p : properties)
+    w.String(p.name.data(), static_cast<rapidjson::SizeType>(p.name.size()));
+  w.EndArray();
+  w.EndObject();
+}
+
+// The envelope, every schema of schemas.cc, and a page schema ("NodePage":
+// items of "Node" and the totals) for each paged route.
+void WriteSchemas(JsonWriter& w, std::span<const RouteSpec> routes) {
+  w.Key("schemas");
+  w.StartObject();
+  static constexpr PropertySpec kEnvelope[] = {
+      {"code", JsonType::kInteger, "0, or the HTTP status of an error"},
+      {"data",
+       JsonType::kObject,
+       "The route's data; null on an error",
+       {},
+       JsonType::kNumber,
+       true},
+      {"message", JsonType::kString, "\"success\", or what was wrong"},
+  };
+  w.Key("Envelope");
+  ObjectSchema(w, "Every response but this document", kEnvelope);
+  for (const SchemaSpec& schema : Schemas()) {
+    w.Key(schema.name.data(),
+          static_cast<rapidjson::SizeType>(schema.name.size()));
+    ObjectSchema(w, schema.description, schema.properties);
+  }
+  std::set<std::string_view> pages;
+  for (const RouteSpec& route : routes) {
+    if (!route.paged || !pages.insert(route.schema).second) continue;
+    const std::string_view item =
+        route.schema.substr(0, route.schema.size() - 4);  // "...Page"
+    const std::string description = "A page of " + std::string(item);
+    const PropertySpec page[] = {
+        {"items", JsonType::kArray, "This page's items", item},
+        {"total", JsonType::kInteger, "Items over all pages"},
+        {"pageNum", JsonType::kInteger, "This page, from 1"},
+        {"pageSize", JsonType::kInteger, "Items per page"},
+    };
+    w.Key(route.schema.data(),
+          static_cast<rapidjson::SizeType>(route.schema.size()));
+    ObjectSchema(w, description, page);
   }
   w.EndObject();
 }
@@ -256,7 +347,7 @@ std::string OpenApiJson(std::span<const RouteSpec> routes,
   Str(w, "scheme", "bearer");
   w.EndObject();
   w.EndObject();
-  Schemas(w, routes);
+  WriteSchemas(w, routes);
   w.EndObject();
   w.Key("security");
   w.StartArray();

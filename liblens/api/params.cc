@@ -1,6 +1,8 @@
 #include "api/params.h"
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <limits>
 
 namespace lens::api {
@@ -96,6 +98,76 @@ StatusOr<Sort> SortParams(const RouteSpec& route, const HttpRequest& req) {
     sort.descending = *order == "desc";
   }
   return sort;
+}
+
+namespace {
+
+constexpr int64_t kHourS = 3600;
+constexpr int64_t kDefaultSteps = 120;
+constexpr int64_t kMinDefaultStepS = 60;
+constexpr int64_t kMaxStepS = int64_t{366} * 86400;  // RangeQuery's bound
+
+int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t Seconds(Timestamp t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+RangeQuery SeriesRange::Query(std::string metric,
+                              RangeFunction function) const {
+  RangeQuery q;
+  q.metric = std::move(metric);
+  q.from_ms = from_s * 1000;
+  q.to_ms = to_s * 1000;
+  q.step = std::chrono::seconds(step_s);
+  q.function = function;
+  return q;
+}
+
+StatusOr<SeriesRange> SeriesRangeParams(const HttpRequest& req, bool step_param,
+                                        int64_t max_steps) {
+  LENS_ASSIGN_OR_RETURN(std::optional<Timestamp> from, TimeParam(req, "from"));
+  LENS_ASSIGN_OR_RETURN(std::optional<Timestamp> to, TimeParam(req, "to"));
+  SeriesRange r;
+  r.to_s = to ? Seconds(*to) : UnixNow();
+  r.from_s = from ? Seconds(*from) : std::max<int64_t>(0, r.to_s - kHourS);
+  if (r.to_s < r.from_s) {
+    return InvalidArgumentError("to: " + std::to_string(r.to_s) +
+                                " is before from (" + std::to_string(r.from_s) +
+                                ")");
+  }
+  const int64_t span = r.to_s - r.from_s;
+  r.step_s = std::clamp((span + kDefaultSteps - 1) / kDefaultSteps,
+                        kMinDefaultStepS, kMaxStepS);
+  std::optional<int64_t> step;
+  if (step_param) {
+    LENS_ASSIGN_OR_RETURN(step, IntParam(req, "step"));
+  }
+  if (step) {
+    if (*step < 1 || *step > kMaxStepS) {
+      return InvalidArgumentError("step: " + std::to_string(*step) +
+                                  " is not seconds in 1.." +
+                                  std::to_string(kMaxStepS));
+    }
+    r.step_s = *step;
+  }
+  r.start_s = r.from_s / r.step_s * r.step_s;
+  r.steps = r.to_s / r.step_s - r.from_s / r.step_s + 1;
+  if (r.steps > max_steps) {
+    return InvalidArgumentError(
+        "step: " + std::to_string(r.step_s) + " s gives " +
+        std::to_string(r.steps) + " points from " + std::to_string(r.from_s) +
+        " to " + std::to_string(r.to_s) + " (at most " +
+        std::to_string(max_steps) + "); use a larger step");
+  }
+  return r;
 }
 
 Status CheckParams(const ApiContext& ctx, const RouteSpec& route,

@@ -12,6 +12,7 @@
 #include "lens/http.h"
 #include "lens/model.h"
 #include "lens/status.h"
+#include "lens/timeseries.h"
 
 namespace lens::api {
 
@@ -36,6 +37,28 @@ StatusOr<std::optional<bool>> BoolParam(const HttpRequest& req,
 // Unix seconds (an integer).
 StatusOr<std::optional<Timestamp>> TimeParam(const HttpRequest& req,
                                              std::string_view name);
+
+// The time range of a series route: [from_s, to_s] in Unix seconds and the
+// step between points. The points lie on start_s + k * step_s for k <
+// steps, start_s being from_s rounded down to a multiple of the step, as
+// TimeSeriesSource aligns its answer.
+struct SeriesRange {
+  int64_t from_s = 0;
+  int64_t to_s = 0;
+  int64_t step_s = 60;
+  int64_t start_s = 0;
+  int64_t steps = 0;
+
+  // The query of `metric` over this range.
+  RangeQuery Query(std::string metric, RangeFunction function) const;
+};
+
+// from and to (default: the hour up to now) and, with `step_param`, step
+// (otherwise, and by default, the range over at most 120 steps, at least
+// 60 s). 400 naming the parameter: `to` before `from`, a step under 1 s or
+// over 366 days, or more than `max_steps` steps.
+StatusOr<SeriesRange> SeriesRangeParams(const HttpRequest& req, bool step_param,
+                                        int64_t max_steps);
 
 }  // namespace lens::api
 

@@ -52,13 +52,55 @@ constexpr ParamSpec kPodParams[] = {
     {"workloadUid", T::kString, "Pods of this workload"},
     {"running", T::kBoolean, "true: running pods only; false: the others"},
 };
+constexpr ParamSpec kHeatmapParams[] = {
+    {"from", T::kTime, "Range from (Unix seconds; default: an hour before to)"},
+    {"to", T::kTime, "Range to (Unix seconds, inclusive; default: now)"},
+    {"step", T::kInteger,
+     "Seconds between columns (default: the range over at most 120 "
+     "columns, at least 60; at most 1,000 columns)"},
+    {"node", T::kString, "Only this node"},
+};
+constexpr ParamSpec kNodeSeriesParams[] = {
+    {"name", T::kString, "Node name (path)"},
+    {"from", T::kTime, "Range from (Unix seconds; default: an hour before to)"},
+    {"to", T::kTime, "Range to (Unix seconds, inclusive; default: now)"},
+    {"step", T::kInteger,
+     "Seconds between points (default: the range over at most 120 points, "
+     "at least 60; at most 11,000 points)"},
+};
+constexpr ParamSpec kWorkloadSeriesParams[] = {
+    {"uid", T::kString, "Workload uid (path)"},
+    {"from", T::kTime, "Range from (Unix seconds; default: an hour before to)"},
+    {"to", T::kTime, "Range to (Unix seconds, inclusive; default: now)"},
+    {"step", T::kInteger,
+     "Seconds between points (default: the range over at most 120 points, "
+     "at least 60; at most 11,000 points)"},
+};
+constexpr ParamSpec kFlowParams[] = {
+    {"from", T::kTime, "Range from (Unix seconds; default: an hour before to)"},
+    {"to", T::kTime, "Range to (Unix seconds, inclusive; default: now)"},
+    {"node", T::kString, "Only this node"},
+    {"workload", T::kString,
+     "Only this pod's traffic: its namespace/name, or \"host\" for traffic "
+     "of no pod (remotes are then left out: they are counted per node)"},
+};
+constexpr ParamSpec kWorkloadFlowParams[] = {
+    {"uid", T::kString, "Workload uid (path)"},
+    {"from", T::kTime, "Range from (Unix seconds; default: an hour before to)"},
+    {"to", T::kTime, "Range to (Unix seconds, inclusive; default: now)"},
+};
+constexpr ParamSpec kTrainingSeriesParams[] = {
+    {"uid", T::kString, "Workload uid (path)"},
+    {"run", T::kInteger, "Only this training run"},
+    {"points", T::kInteger, "Points per run at most, 10..5000 (default 400)"},
+};
 constexpr SortKey kPodSort[] = {{"createdAt", "created_at"},
                                 {"name", "name"},
                                 {"namespace", "namespace"},
                                 {"node", "node"}};
 
 // One row per route: method, path, summary, parameters, paged, sort keys,
-// the data's schema, handler.
+// the data's schema, handler, and whether it reads the time series.
 // clang-format off
 constexpr RouteSpec kRoutes[] = {
     {"GET", "/api/v1/clusters", "Cluster overview: nodes, GPUs, workloads",
@@ -69,9 +111,15 @@ constexpr RouteSpec kRoutes[] = {
      "One node with its GPUs, RDMA devices, live containers and device "
      "change log",
      kNodeDetailParams, false, {}, "NodeDetail", GetNode},
+    {"GET", "/api/v1/nodes/{name}/gpu-metrics",
+     "A node's GPU utilisation, memory, power and temperature over time",
+     kNodeSeriesParams, false, {}, "GpuMetrics", GetNodeGpuMetrics, true},
     {"GET", "/api/v1/gpu-allocation",
      "GPU allocation now (from the nodes) and over a time range",
      kAllocationParams, false, {}, "GpuAllocation", GetGpuAllocation},
+    {"GET", "/api/v1/gpu-heatmap",
+     "GPU utilisation, node x GPU x time, for a heatmap",
+     kHeatmapParams, false, {}, "GpuHeatmap", GetGpuHeatmap, true},
     {"GET", "/api/v1/workloads", "Workloads, filtered, sorted and paged",
      kWorkloadParams, true, kWorkloadSort, "WorkloadPage", ListWorkloads},
     {"GET", "/api/v1/workloads/{uid}",
@@ -81,8 +129,23 @@ constexpr RouteSpec kRoutes[] = {
     {"GET", "/api/v1/workloads/{uid}/iterations",
      "A workload's training iterations, paged",
      kIterationParams, true, kIterationSort, "IterationPage", ListIterations},
+    {"GET", "/api/v1/workloads/{uid}/training-series",
+     "A workload's training progress per run, downsampled for charts, with "
+     "run starts and checkpoints",
+     kTrainingSeriesParams, false, {}, "TrainingSeries", GetTrainingSeries},
+    {"GET", "/api/v1/workloads/{uid}/gpu-metrics",
+     "The GPU metrics of a workload's GPUs over time",
+     kWorkloadSeriesParams, false, {}, "WorkloadGpuMetrics",
+     GetWorkloadGpuMetrics, true},
+    {"GET", "/api/v1/workloads/{uid}/flows",
+     "TCP traffic rates of a workload's pods over a range",
+     kWorkloadFlowParams, false, {}, "Flows", ListWorkloadFlows, true},
     {"GET", "/api/v1/pods", "GPU pods, filtered, sorted and paged",
      kPodParams, true, kPodSort, "PodPage", ListPods},
+    {"GET", "/api/v1/flows",
+     "TCP traffic rates by node, workload, class and direction over a "
+     "range, and the busiest remote addresses",
+     kFlowParams, false, {}, "Flows", ListFlows, true},
     {"GET", "/api/v1/storage", "Storage systems the cluster uses",
      {}, true, {}, "StoragePage", ListStorage},
     // Served as the document itself, without the envelope.
@@ -117,13 +180,13 @@ Status ApiOptions::Validate() const {
   return OkStatus();
 }
 
-Status AddApiRoutes(Store* store, const ApiOptions& options,
-                    HttpServer* server) {
+Status AddApiRoutes(Store* store, TimeSeriesSource* series,
+                    const ApiOptions& options, HttpServer* server) {
   if (store == nullptr || server == nullptr)
     return InvalidArgumentError("AddApiRoutes: null store or server");
   LENS_RETURN_IF_ERROR(options.Validate());
-  auto ctx =
-      std::make_shared<const api::ApiContext>(api::ApiContext{store, options});
+  auto ctx = std::make_shared<const api::ApiContext>(
+      api::ApiContext{store, series, options});
   for (const api::RouteSpec& route : api::Routes()) {
     HttpHandler handler;
     if (route.handler == nullptr) {
@@ -137,6 +200,8 @@ Status AddApiRoutes(Store* store, const ApiOptions& options,
         Status st = api::CheckParams(*ctx, route, req);
         rapidjson::StringBuffer buffer;
         api::JsonWriter w(buffer);
+        if (st.ok() && route.needs_series && ctx->series == nullptr)
+          st = UnavailableError("no time series backend configured");
         if (st.ok()) st = route.handler(*ctx, route, req, w);
         if (!st.ok()) return RespondStatus(st, out);
         RespondData(std::string_view(buffer.GetString(), buffer.GetSize()),

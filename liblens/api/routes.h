@@ -38,6 +38,7 @@ struct SortKey {
 
 struct ApiContext {
   Store* store;
+  TimeSeriesSource* series;  // null: no time series backend
   ApiOptions options;
 };
 
@@ -53,8 +54,13 @@ struct RouteSpec {
   std::span<const ParamSpec> params;   // beside `cluster` (every route)
   bool paged;                          // pageNum, pageSize; data is a Page
   std::span<const SortKey> sort_keys;  // sort, order when not empty
-  std::string_view schema;             // the data's schema in openapi.json
+  // The data's schema in openapi.json (schemas.h); a paged route's is
+  // "<Item>Page", generated from <Item>.
+  std::string_view schema;
   RouteHandler handler;
+  // Reads ApiContext::series: 503 "no time series backend configured"
+  // without one (after the parameter checks).
+  bool needs_series = false;
 };
 
 // Every route, in documentation order.
@@ -64,7 +70,8 @@ std::span<const RouteSpec> Routes();
 std::string OpenApiJson(std::span<const RouteSpec> routes,
                         const ApiOptions& options);
 
-// The handlers (nodes.cc, workloads.cc).
+// The handlers (nodes.cc, workloads.cc, gpu_series.cc, flows.cc,
+// training_series.cc).
 Status ListClusters(const ApiContext&, const RouteSpec&, const HttpRequest&,
                     JsonWriter&);
 Status ListNodes(const ApiContext&, const RouteSpec&, const HttpRequest&,
@@ -83,6 +90,18 @@ Status ListIterations(const ApiContext&, const RouteSpec&, const HttpRequest&,
                       JsonWriter&);
 Status ListPods(const ApiContext&, const RouteSpec&, const HttpRequest&,
                 JsonWriter&);
+Status GetGpuHeatmap(const ApiContext&, const RouteSpec&, const HttpRequest&,
+                     JsonWriter&);
+Status GetNodeGpuMetrics(const ApiContext&, const RouteSpec&,
+                         const HttpRequest&, JsonWriter&);
+Status GetWorkloadGpuMetrics(const ApiContext&, const RouteSpec&,
+                             const HttpRequest&, JsonWriter&);
+Status ListFlows(const ApiContext&, const RouteSpec&, const HttpRequest&,
+                 JsonWriter&);
+Status ListWorkloadFlows(const ApiContext&, const RouteSpec&,
+                         const HttpRequest&, JsonWriter&);
+Status GetTrainingSeries(const ApiContext&, const RouteSpec&,
+                         const HttpRequest&, JsonWriter&);
 
 }  // namespace lens::api
 

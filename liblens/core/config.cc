@@ -19,6 +19,7 @@
 #include "core/config_jobs.h"
 #include "core/config_netflow.h"
 #include "core/config_node_exporter.h"
+#include "core/config_api.h"
 #include "core/config_telemetry.h"
 #include "core/redact.h"
 
@@ -117,6 +118,8 @@ constexpr FieldRule<Config> kTopLevelRules[] = {
         Config* out) {
        return DecodeTelemetry(ctx, v, path, &out->telemetry);
      }},
+    {"api", [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
+               Config* out) { return DecodeApi(ctx, v, path, &out->api); }},
     {"database",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
         Config* out) { return DecodeDatabase(ctx, v, path, &out->database); }},
@@ -143,6 +146,7 @@ std::vector<std::string> EnvOverridableKeys() {
   add("jobs", JobsKeys());
   add("controller", ControllerKeys());
   add("telemetry", TelemetryKeys());
+  add("api", ApiKeys());
   add("database", DatabaseKeys());
   out.push_back("httpPort");
   return out;
@@ -290,6 +294,7 @@ Status Config::Validate() const {
   LENS_RETURN_IF_ERROR(jobs.Validate().WithContext("jobs"));
   LENS_RETURN_IF_ERROR(controller.Validate().WithContext("controller"));
   LENS_RETURN_IF_ERROR(telemetry.Validate().WithContext("telemetry"));
+  LENS_RETURN_IF_ERROR(api.Validate().WithContext("api"));
   LENS_RETURN_IF_ERROR(database.Validate().WithContext("database"));
   if (http_port.has_value())
     LENS_RETURN_IF_ERROR(ValidatePort(*http_port).WithContext("httpPort"));

@@ -185,6 +185,43 @@ inline Status DecodeMap(const Ctx& ctx, const YAML::Node& node,
   return OkStatus();
 }
 
+// Decoders of one member of a section struct S, for FieldRule tables.
+template <typename S, std::string S::*field>
+Status FieldText(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+                 S* out) {
+  LENS_ASSIGN_OR_RETURN(out->*field, Scalar(ctx, v, path, "a string"));
+  return OkStatus();
+}
+
+template <typename S, bool S::*field>
+Status FieldFlag(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+                 S* out) {
+  LENS_ASSIGN_OR_RETURN(out->*field, DecodeBool(ctx, v, path));
+  return OkStatus();
+}
+
+template <typename S, std::chrono::milliseconds S::*field>
+Status FieldDuration(const Ctx& ctx, const YAML::Node& v,
+                     const std::string& path, S* out) {
+  LENS_ASSIGN_OR_RETURN(out->*field,
+                        DecodeWith<std::chrono::milliseconds>(
+                            ctx, v, path, "a duration", &ParseDuration));
+  return OkStatus();
+}
+
+// Decodes with `decode`, then checks the whole struct's Validate() for this
+// key at the value (its message starting with "<key>: "), so the error
+// points at the file line. Only for keys whose rules stand alone.
+template <typename S, auto decode>
+Status FieldChecked(const Ctx& ctx, const YAML::Node& v,
+                    const std::string& path, S* out) {
+  LENS_RETURN_IF_ERROR(decode(ctx, v, path, out));
+  Status s = out->Validate();
+  const std::string key = path.substr(path.rfind('.') + 1);
+  if (s.ok() || s.message().rfind(key + ":", 0) != 0) return OkStatus();
+  return ctx.Error(v, path, s.message().substr(key.size() + 2));
+}
+
 inline Status ValidatePort(int port) {
   if (port < 1 || port > 65535) {
     return InvalidArgumentError("must be in 1..65535, got " +

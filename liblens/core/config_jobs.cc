@@ -8,13 +8,6 @@
 namespace lens::config {
 namespace {
 
-template <typename S, std::string S::*field>
-Status DecodeString(const Ctx& ctx, const YAML::Node& v,
-                    const std::string& path, S* out) {
-  LENS_ASSIGN_OR_RETURN(out->*field, Scalar(ctx, v, path, "a string"));
-  return OkStatus();
-}
-
 template <std::string JobsOptions::*field>
 Status DecodeListen(const Ctx& ctx, const YAML::Node& v,
                     const std::string& path, JobsOptions* out) {
@@ -72,9 +65,9 @@ constexpr FieldRule<JobsOptions> kJobsRules[] = {
     {"listenGrpc", DecodeListen<&JobsOptions::listen_grpc>},
     {"listenHttp", DecodeListen<&JobsOptions::listen_http>},
     {"bearerTokenFile",
-     DecodeString<JobsOptions, &JobsOptions::bearer_token_file>},
-    {"tlsCertFile", DecodeString<JobsOptions, &JobsOptions::tls_cert_file>},
-    {"tlsKeyFile", DecodeString<JobsOptions, &JobsOptions::tls_key_file>},
+     FieldText<JobsOptions, &JobsOptions::bearer_token_file>},
+    {"tlsCertFile", FieldText<JobsOptions, &JobsOptions::tls_cert_file>},
+    {"tlsKeyFile", FieldText<JobsOptions, &JobsOptions::tls_key_file>},
     {"maxAgentStreams",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
         JobsOptions* out) {
@@ -83,18 +76,16 @@ constexpr FieldRule<JobsOptions> kJobsRules[] = {
        return OkStatus();
      }},
     {"scheduledJobs", DecodeJobsFlag<&JobsOptions::scheduled_jobs>},
-    {"kubeconfig", DecodeString<JobsOptions, &JobsOptions::kubeconfig>},
-    {"context", DecodeString<JobsOptions, &JobsOptions::context>},
+    {"kubeconfig", FieldText<JobsOptions, &JobsOptions::kubeconfig>},
+    {"context", FieldText<JobsOptions, &JobsOptions::context>},
     {"inCluster", DecodeJobsFlag<&JobsOptions::in_cluster>},
     {"leaderElection", DecodeJobsFlag<&JobsOptions::leader_election>},
-    {"leaseNamespace",
-     DecodeString<JobsOptions, &JobsOptions::lease_namespace>},
-    {"leaseName", DecodeString<JobsOptions, &JobsOptions::lease_name>},
-    {"identity", DecodeString<JobsOptions, &JobsOptions::identity>},
+    {"leaseNamespace", FieldText<JobsOptions, &JobsOptions::lease_namespace>},
+    {"leaseName", FieldText<JobsOptions, &JobsOptions::lease_name>},
+    {"identity", FieldText<JobsOptions, &JobsOptions::identity>},
     {"agents", DecodeJobsList<&JobsOptions::agents>},
-    {"agentNamespace",
-     DecodeString<JobsOptions, &JobsOptions::agent_namespace>},
-    {"agentSelector", DecodeString<JobsOptions, &JobsOptions::agent_selector>},
+    {"agentNamespace", FieldText<JobsOptions, &JobsOptions::agent_namespace>},
+    {"agentSelector", FieldText<JobsOptions, &JobsOptions::agent_selector>},
     {"agentPort",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
         JobsOptions* out) {
@@ -102,10 +93,9 @@ constexpr FieldRule<JobsOptions> kJobsRules[] = {
                              DecodeInt(ctx, v, path, 1, 65535));
        return OkStatus();
      }},
-    {"agentScheme", DecodeString<JobsOptions, &JobsOptions::agent_scheme>},
-    {"agentTokenFile",
-     DecodeString<JobsOptions, &JobsOptions::agent_token_file>},
-    {"agentCaFile", DecodeString<JobsOptions, &JobsOptions::agent_ca_file>},
+    {"agentScheme", FieldText<JobsOptions, &JobsOptions::agent_scheme>},
+    {"agentTokenFile", FieldText<JobsOptions, &JobsOptions::agent_token_file>},
+    {"agentCaFile", FieldText<JobsOptions, &JobsOptions::agent_ca_file>},
     {"agentInsecureSkipTlsVerify",
      DecodeJobsFlag<&JobsOptions::agent_insecure_skip_tls_verify>},
     {"agentTimeout", DecodeJobsDuration<&JobsOptions::agent_timeout>},
@@ -146,26 +136,25 @@ Status DecodeChecked(const Ctx& ctx, const YAML::Node& v,
 }
 
 constexpr FieldRule<ControllerConfigOptions> kControllerRules[] = {
-    {"kubeconfig", DecodeString<ControllerConfigOptions,
-                                &ControllerConfigOptions::kubeconfig>},
+    {"kubeconfig",
+     FieldText<ControllerConfigOptions, &ControllerConfigOptions::kubeconfig>},
     {"context",
-     DecodeString<ControllerConfigOptions, &ControllerConfigOptions::context>},
+     FieldText<ControllerConfigOptions, &ControllerConfigOptions::context>},
     {"inCluster", DecodeFlag<&ControllerConfigOptions::in_cluster>},
     {"listenHttp", DecodeChecked<&ControllerConfigOptions::listen_http>},
-    {"bearerTokenFile",
-     DecodeString<ControllerConfigOptions,
-                  &ControllerConfigOptions::bearer_token_file>},
-    {"tlsCertFile", DecodeString<ControllerConfigOptions,
-                                 &ControllerConfigOptions::tls_cert_file>},
-    {"tlsKeyFile", DecodeString<ControllerConfigOptions,
-                                &ControllerConfigOptions::tls_key_file>},
+    {"bearerTokenFile", FieldText<ControllerConfigOptions,
+                                  &ControllerConfigOptions::bearer_token_file>},
+    {"tlsCertFile", FieldText<ControllerConfigOptions,
+                              &ControllerConfigOptions::tls_cert_file>},
+    {"tlsKeyFile", FieldText<ControllerConfigOptions,
+                             &ControllerConfigOptions::tls_key_file>},
     {"gpuResources", DecodeChecked<&ControllerConfigOptions::gpu_resources>},
     {"leaderElection", DecodeFlag<&ControllerConfigOptions::leader_election>},
     {"leaseNamespace",
      DecodeChecked<&ControllerConfigOptions::lease_namespace>},
     {"leaseName", DecodeChecked<&ControllerConfigOptions::lease_name>},
     {"identity",
-     DecodeString<ControllerConfigOptions, &ControllerConfigOptions::identity>},
+     FieldText<ControllerConfigOptions, &ControllerConfigOptions::identity>},
 };
 
 constexpr FieldRule<DatabaseOptions> kDatabaseRules[] = {

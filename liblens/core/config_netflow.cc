@@ -8,13 +8,6 @@ namespace {
 
 using F = NetflowOptions;
 
-template <std::string F::*field>
-Status DecodeString(const Ctx& ctx, const YAML::Node& v,
-                    const std::string& path, F* out) {
-  LENS_ASSIGN_OR_RETURN(out->*field, Scalar(ctx, v, path, "a string"));
-  return OkStatus();
-}
-
 template <int F::*field, int kMin, int kMax>
 Status DecodeBounded(const Ctx& ctx, const YAML::Node& v,
                      const std::string& path, F* out) {
@@ -45,13 +38,13 @@ constexpr FieldRule<F> kRules[] = {
     {"interval", DecodeDuration<&F::interval>},
     {"bpfStatsWindow", DecodeDuration<&F::bpf_stats_window>},
     {"bpfStatsPeriod", DecodeDuration<&F::bpf_stats_period>},
-    {"policyFile", DecodeString<&F::policy_file>},
+    {"policyFile", FieldText<F, &F::policy_file>},
     {"topRemote", DecodeBounded<&F::top_remote, 0, 1000>},
     {"maxFlows", DecodeBounded<&F::max_flows, 1024, 4 << 20>},
-    {"procfsRoot", DecodeString<&F::procfs_root>},
-    {"bearerTokenFile", DecodeString<&F::bearer_token_file>},
-    {"tlsCertFile", DecodeString<&F::tls_cert_file>},
-    {"tlsKeyFile", DecodeString<&F::tls_key_file>},
+    {"procfsRoot", FieldText<F, &F::procfs_root>},
+    {"bearerTokenFile", FieldText<F, &F::bearer_token_file>},
+    {"tlsCertFile", FieldText<F, &F::tls_cert_file>},
+    {"tlsKeyFile", FieldText<F, &F::tls_key_file>},
 };
 
 }  // namespace

@@ -43,29 +43,6 @@ StatusOr<uint64_t> ParseBytes(std::string_view text) {
   return InvalidArgumentError(bad);
 }
 
-template <std::string T::*field>
-Status DecodeText(const Ctx& ctx, const YAML::Node& v, const std::string& path,
-                  T* out) {
-  LENS_ASSIGN_OR_RETURN(out->*field, Scalar(ctx, v, path, "a string"));
-  return OkStatus();
-}
-
-template <bool T::*field>
-Status DecodeFlag(const Ctx& ctx, const YAML::Node& v, const std::string& path,
-                  T* out) {
-  LENS_ASSIGN_OR_RETURN(out->*field, DecodeBool(ctx, v, path));
-  return OkStatus();
-}
-
-template <std::chrono::milliseconds T::*field>
-Status DecodeDuration(const Ctx& ctx, const YAML::Node& v,
-                      const std::string& path, T* out) {
-  LENS_ASSIGN_OR_RETURN(out->*field,
-                        DecodeWith<std::chrono::milliseconds>(
-                            ctx, v, path, "a duration", &ParseDuration));
-  return OkStatus();
-}
-
 template <uint64_t T::*field>
 Status DecodeSize(const Ctx& ctx, const YAML::Node& v, const std::string& path,
                   T* out) {
@@ -117,42 +94,30 @@ Status DecodeSeriesList(const Ctx& ctx, const YAML::Node& v,
   return OkStatus();
 }
 
-// Decodes, then checks the whole struct's rule for this key at the value.
-// Only for keys whose rules stand alone: a rule between two keys
-// (sampleRetention against sampleResolution) is checked once the section is
-// read, whatever order the keys come in.
-template <auto decode>
-Status Checked(const Ctx& ctx, const YAML::Node& v, const std::string& path,
-               T* out) {
-  LENS_RETURN_IF_ERROR(decode(ctx, v, path, out));
-  Status s = out->Validate();
-  const std::string key = path.substr(path.rfind('.') + 1);
-  if (s.ok() || s.message().rfind(key + ":", 0) != 0) return OkStatus();
-  return ctx.Error(v, path, s.message().substr(key.size() + 2));
-}
-
 constexpr FieldRule<T> kTelemetryRules[] = {
-    {"listen", Checked<DecodeText<&T::listen>>},
-    {"bearerTokenFile", DecodeText<&T::bearer_token_file>},
-    {"tlsCertFile", DecodeText<&T::tls_cert_file>},
-    {"tlsKeyFile", DecodeText<&T::tls_key_file>},
-    {"maxRequestBytes", Checked<DecodeSize<&T::max_request_bytes>>},
-    {"forward", Checked<DecodeList<&T::forward>>},
-    {"forwardTokenFile", DecodeText<&T::forward_token_file>},
-    {"forwardCaFile", DecodeText<&T::forward_ca_file>},
+    {"listen", FieldChecked<T, FieldText<T, &T::listen>>},
+    {"bearerTokenFile", FieldText<T, &T::bearer_token_file>},
+    {"tlsCertFile", FieldText<T, &T::tls_cert_file>},
+    {"tlsKeyFile", FieldText<T, &T::tls_key_file>},
+    {"maxRequestBytes", FieldChecked<T, DecodeSize<&T::max_request_bytes>>},
+    {"forward", FieldChecked<T, DecodeList<&T::forward>>},
+    {"forwardTokenFile", FieldText<T, &T::forward_token_file>},
+    {"forwardCaFile", FieldText<T, &T::forward_ca_file>},
     {"forwardInsecureSkipTlsVerify",
-     DecodeFlag<&T::forward_insecure_skip_tls_verify>},
-    {"forwardTimeout", Checked<DecodeDuration<&T::forward_timeout>>},
-    {"queueDir", DecodeText<&T::queue_dir>},
-    {"queueMaxBytes", Checked<DecodeSize<&T::queue_max_bytes>>},
-    {"queueFsync", DecodeFlag<&T::queue_fsync>},
+     FieldFlag<T, &T::forward_insecure_skip_tls_verify>},
+    {"forwardTimeout", FieldChecked<T, FieldDuration<T, &T::forward_timeout>>},
+    {"queueDir", FieldText<T, &T::queue_dir>},
+    {"queueMaxBytes", FieldChecked<T, DecodeSize<&T::queue_max_bytes>>},
+    {"queueFsync", FieldFlag<T, &T::queue_fsync>},
     {"metricPrefixes",
      DecodeSeriesList<&SeriesIdentityLabels::metric_prefixes>},
     {"namespaceLabels",
-     Checked<DecodeSeriesList<&SeriesIdentityLabels::namespace_labels>>},
-    {"podLabels", Checked<DecodeSeriesList<&SeriesIdentityLabels::pod_labels>>},
+     FieldChecked<T,
+                  DecodeSeriesList<&SeriesIdentityLabels::namespace_labels>>},
+    {"podLabels",
+     FieldChecked<T, DecodeSeriesList<&SeriesIdentityLabels::pod_labels>>},
     {"nodeLabels",
-     Checked<DecodeSeriesList<&SeriesIdentityLabels::node_labels>>},
+     FieldChecked<T, DecodeSeriesList<&SeriesIdentityLabels::node_labels>>},
     {"gpuIndexLabels",
      DecodeSeriesList<&SeriesIdentityLabels::gpu_index_labels>},
     {"gpuSerialLabels",
@@ -161,19 +126,21 @@ constexpr FieldRule<T> kTelemetryRules[] = {
     {"gpuUuidLabels", DecodeSeriesList<&SeriesIdentityLabels::gpu_uuid_labels>},
     {"rdmaDeviceLabels",
      DecodeSeriesList<&SeriesIdentityLabels::rdma_device_labels>},
-    {"compatNames", DecodeFlag<&T::compat_names>},
-    {"ownershipRefresh", Checked<DecodeDuration<&T::ownership_refresh>>},
-    {"ownershipHistory", DecodeDuration<&T::ownership_history>},
-    {"sampleHistory", DecodeFlag<&T::sample_history>},
-    {"sampleResolution", Checked<DecodeDuration<&T::sample_resolution>>},
-    {"sampleRetention", DecodeDuration<&T::sample_retention>},
+    {"compatNames", FieldFlag<T, &T::compat_names>},
+    {"ownershipRefresh",
+     FieldChecked<T, FieldDuration<T, &T::ownership_refresh>>},
+    {"ownershipHistory", FieldDuration<T, &T::ownership_history>},
+    {"sampleHistory", FieldFlag<T, &T::sample_history>},
+    {"sampleResolution",
+     FieldChecked<T, FieldDuration<T, &T::sample_resolution>>},
+    {"sampleRetention", FieldDuration<T, &T::sample_retention>},
     {"sampleMaxSeries",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path, T* out) {
        LENS_ASSIGN_OR_RETURN(out->sample_max_series,
                              DecodeInt(ctx, v, path, 1, 100'000'000));
        return OkStatus();
      }},
-    {"logs", DecodeFlag<&T::logs>},
+    {"logs", FieldFlag<T, &T::logs>},
     {"selfPodPrefixes", DecodeList<&T::self_pod_prefixes>},
 };
 

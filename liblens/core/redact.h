@@ -16,6 +16,12 @@ namespace lens {
 // paths included, is kept.
 std::string RedactCredentials(std::string_view url);
 
+// `url` without its user information ("user:password@") and its query or
+// fragment (where tokens hide): "https://u:p@vm:8428/w?token=X#y" ->
+// "https://vm:8428/w". For messages, labels and names that name a server
+// (remote-write targets, PromQL servers) and must never carry credentials.
+std::string RedactedUrl(std::string_view url);
+
 }  // namespace lens
 
 #endif  // LENS_CORE_REDACT_H_

@@ -78,6 +78,7 @@ class Connection {
   bool head_only = false;  // HEAD: no body in the response
   bool served = false;     // a response was written (kept alive since)
   std::shared_ptr<const HttpHandler> handler;      // the route of `head`
+  std::string route;                               // its path or pattern
   std::map<std::string, std::string> path_params;  // its pattern's captures
   uint32_t registered = 0;  // the epoll events last registered
   // When the phase's time runs out.

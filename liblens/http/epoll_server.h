@@ -21,6 +21,7 @@
 #include "http/request_parser.h"
 #include "http/worker_pool.h"
 #include "lens/http.h"
+#include "lens/metrics.h"
 
 namespace lens::http {
 
@@ -45,7 +46,9 @@ class EpollServer final : public HttpServer {
         priority_paths_(options_.priority_paths.begin(),
                         options_.priority_paths.end()),
         workers_(options_.threads, [this](Task t) { RunTask(std::move(t)); }),
-        priority_(1, [this](Task t) { RunTask(std::move(t)); }) {}
+        priority_(1, [this](Task t) { RunTask(std::move(t)); }) {
+    if (options_.metrics != nullptr) AddMetrics(options_.metrics);
+  }
 
   ~EpollServer() override { Stop(); }
 
@@ -91,6 +94,9 @@ class EpollServer final : public HttpServer {
   void Close(uint64_t id);
   void UpdateInterest(Connection& c);
   void RunTask(Task task);
+  void AddMetrics(Registry* registry);
+  // Counts one answer (no-op without HttpServerOptions::metrics).
+  void CountAnswer(const std::string& route, int status, double seconds = -1);
 
   const HttpServerOptions options_;
   const http::RequestLimits limits_;
@@ -105,6 +111,7 @@ class EpollServer final : public HttpServer {
                      std::map<std::string, std::shared_ptr<const HttpHandler>>>
       routes_;  // GUARDED_BY(routes_mu_)
   struct PatternRoute {
+    std::string pattern;                // as registered
     std::vector<std::string> segments;  // "{name}" captures one segment
     std::map<std::string, std::shared_ptr<const HttpHandler>> methods;
   };
@@ -126,6 +133,9 @@ class EpollServer final : public HttpServer {
   };
   std::mutex done_mu_;
   std::vector<Done> done_;  // GUARDED_BY(done_mu_)
+
+  CounterFamily* requests_ = nullptr;     // {route, code}
+  HistogramFamily* durations_ = nullptr;  // {route}
 
   WorkerPool workers_;
   WorkerPool priority_;

@@ -73,7 +73,7 @@ void EpollServer::HandlePattern(std::string method, std::string pattern,
       return;
     }
   }
-  PatternRoute route{std::move(segments), {}};
+  PatternRoute route{pattern, std::move(segments), {}};
   route.methods[std::move(method)] = std::move(shared);
   patterns_.push_back(std::move(route));
 }
@@ -132,15 +132,19 @@ void EpollServer::Advance(Connection& c) {
   if (c.phase == Phase::kHead) {
     if (c.in.empty()) return;
     auto scan = c.scanner.Scan(&c.in, limits_);
-    if (auto* e = std::get_if<http::ParseError>(&scan))
+    if (auto* e = std::get_if<http::ParseError>(&scan)) {
+      CountAnswer("unrouted", e->status);
       return RespondNow(c, ErrorBytes(e->status, e->message, false), true);
+    }
     const size_t head_bytes = std::get<size_t>(scan);
     if (head_bytes == 0) return;
     auto parsed =
         http::ParseHead(std::string_view(c.in).substr(0, head_bytes), limits_);
     c.in.erase(0, head_bytes);
-    if (auto* e = std::get_if<http::ParseError>(&parsed))
+    if (auto* e = std::get_if<http::ParseError>(&parsed)) {
+      CountAnswer("unrouted", e->status);
       return RespondNow(c, ErrorBytes(e->status, e->message, false), true);
+    }
     c.head = std::move(std::get<http::RequestHead>(parsed));
     OnHead(c);
     return;
@@ -164,12 +168,14 @@ void EpollServer::OnHead(Connection& c) {
                                            : "invalid bearer token",
                    &r);
       r.headers.emplace_back("WWW-Authenticate", "Bearer");
+      CountAnswer("unrouted", 401);
       const bool keep = h.keep_alive && !has_body;
       return RespondNow(c, Serialize(r, h.method == "HEAD", keep), !keep);
     }
   }
   std::string allow;
   c.path_params.clear();
+  c.route.clear();
   {
     std::lock_guard lock(routes_mu_);
     const std::map<std::string, std::shared_ptr<const HttpHandler>>* methods =
@@ -177,11 +183,16 @@ void EpollServer::OnHead(Connection& c) {
     auto route = routes_.find(h.path);
     if (route != routes_.end()) {
       methods = &route->second;
+      c.route = h.path;
     } else if (!patterns_.empty()) {
-      const std::vector<std::string> path = SplitPath(h.path);
+      // Split before decoding, so an encoded '/' (%2F) stays inside its
+      // segment: "/api/v1/workloads/%2Fdata%2Ftrain.log" has one uid.
+      std::vector<std::string> path = SplitPath(h.raw_path);
+      for (std::string& segment : path) segment = PercentDecode(segment, false);
       for (const PatternRoute& pattern : patterns_) {
         if (MatchPattern(pattern.segments, path, &c.path_params)) {
           methods = &pattern.methods;
+          c.route = pattern.pattern;
           break;
         }
       }
@@ -200,6 +211,7 @@ void EpollServer::OnHead(Connection& c) {
   c.head_only = h.method == "HEAD";
   if (c.handler == nullptr) {
     const bool keep = h.keep_alive && !has_body;
+    CountAnswer("unrouted", allow.empty() ? 404 : 405);
     if (allow.empty()) {
       return RespondNow(
           c, ErrorBytes(404, "no such path: " + h.path, keep, c.head_only),
@@ -225,6 +237,7 @@ void EpollServer::Dispatch(Connection& c) {
   Task task;
   task.conn_id = c.id;
   task.handler = std::move(c.handler);
+  task.route = std::move(c.route);
   task.head_only = c.head_only;
   task.keep_alive = c.head.keep_alive;
   HttpRequest& req = task.request;
@@ -244,6 +257,7 @@ void EpollServer::Dispatch(Connection& c) {
 
 void EpollServer::RunTask(Task task) {
   HttpResponse out;
+  const auto started = std::chrono::steady_clock::now();
   try {
     (*task.handler)(task.request, &out);
   } catch (const std::exception& e) {
@@ -252,6 +266,10 @@ void EpollServer::RunTask(Task task) {
     out = HttpResponse();
     RespondError(500, "internal error", &out);
   }
+  CountAnswer(
+      task.route, out.status,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+          .count());
   const bool keep = task.keep_alive && !stopping_;
   Done done{task.conn_id, Serialize(out, task.head_only, keep), !keep};
   {
@@ -272,6 +290,32 @@ void EpollServer::OnCompletions() {
     auto it = conns_.find(d.conn_id);
     if (it == conns_.end()) continue;  // the client went away
     RespondNow(*it->second, std::move(d.bytes), d.close);
+  }
+}
+
+void EpollServer::AddMetrics(Registry* registry) {
+  auto requests = registry->AddCounterFamily(
+      "lens_http_requests_total",
+      "HTTP requests answered, by route and status.", {"route", "code"});
+  auto durations = registry->AddHistogramFamily(
+      "lens_http_request_duration_seconds",
+      "Time in the route's handler, from its call to its response.", {"route"},
+      {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10});
+  // One registry per server: a second server on the same registry is
+  // refused the names (AlreadyExists) and counts nothing.
+  if (requests.ok()) requests_ = *requests;
+  if (durations.ok()) durations_ = *durations;
+}
+
+void EpollServer::CountAnswer(const std::string& route, int status,
+                              double seconds) {
+  if (requests_ != nullptr) {
+    auto c = requests_->WithLabels({route, std::to_string(status)});
+    if (c.ok()) (*c)->Inc();
+  }
+  if (durations_ != nullptr && seconds >= 0) {
+    auto h = durations_->WithLabels({route});
+    if (h.ok()) (*h)->Observe(seconds);
   }
 }
 

@@ -124,7 +124,8 @@ std::optional<ParseError> ParseRequestLine(std::string_view line,
   if (target.empty() || (target[0] != '/' && target != "*"))
     return Error(400, "malformed request target: " + Excerpt(target));
   const size_t q = target.find('?');
-  out->path = PercentDecode(target.substr(0, q), false);
+  out->raw_path = target.substr(0, q);
+  out->path = PercentDecode(out->raw_path, false);
   if (out->path.find('\0') != std::string::npos)
     return Error(400, "request path contains a NUL byte");
   if (q != std::string_view::npos)

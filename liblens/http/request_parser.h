@@ -48,7 +48,8 @@ class HeadScanner {
 
 struct RequestHead {
   std::string method;
-  std::string path;  // percent-decoded, query removed
+  std::string path;      // percent-decoded, query removed
+  std::string raw_path;  // as sent (pattern routes split it before decoding)
   std::multimap<std::string, std::string> query;    // decoded, '+' is space
   std::multimap<std::string, std::string> headers;  // names lower case
   size_t content_length = 0;

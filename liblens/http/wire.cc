@@ -29,6 +29,8 @@ const char* Reason(int status) {
       return "Accepted";
     case 204:
       return "No Content";
+    case 304:
+      return "Not Modified";
     case 400:
       return "Bad Request";
     case 401:

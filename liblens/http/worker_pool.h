@@ -19,6 +19,7 @@ struct Task {
   uint64_t conn_id = 0;
   HttpRequest request;
   std::shared_ptr<const HttpHandler> handler;
+  std::string route;  // the path or pattern the handler is registered under
   bool head_only = false;
   bool keep_alive = true;
 };

@@ -1,4 +1,9 @@
 // The read side of TrainingRepository.
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
 #include "lens/store.h"
 #include "store/db.h"
 #include "store/text.h"
@@ -67,6 +72,70 @@ StatusOr<Page<IterationRecord>> TrainingRepository::ListIterations(
                                         q.page, f, &page.total));
   page.items = store::IterationTable().ReadAll(rows);
   return page;
+}
+
+namespace {
+
+// One run's samples. r: the run's first and last iteration (two index
+// lookups) and the step; t: the target iterations first, first + step, ...
+// below the last; s: the last iteration at or before each target (an index
+// lookup each) and the last one, deduplicated (sparse logs map several
+// targets to one record); then those records by primary key.
+std::string SampleSql() {
+  return "WITH RECURSIVE r(lo, hi, w) AS (SELECT lo, hi, "
+         "(hi - lo + $3 - 2) / ($3 - 1) FROM (SELECT "
+         "(SELECT MIN(iteration) FROM training_performance "
+         "WHERE workload_uid = $1 AND run = $2) AS lo, "
+         "(SELECT MAX(iteration) FROM training_performance "
+         "WHERE workload_uid = $1 AND run = $2) AS hi) x "
+         "WHERE lo IS NOT NULL), "
+         "t(at) AS (SELECT lo FROM r UNION ALL "
+         "SELECT t.at + r.w FROM t, r WHERE t.at + r.w < r.hi), "
+         "s(it) AS (SELECT (SELECT MAX(iteration) FROM training_performance "
+         "WHERE workload_uid = $1 AND run = $2 AND iteration <= t.at) FROM t "
+         "UNION SELECT hi FROM r) "
+         "SELECT " +
+         store::IterationTable().select() +
+         " FROM s CROSS JOIN training_performance WHERE workload_uid = $1 "
+         "AND run = $2 AND iteration = s.it ORDER BY iteration";
+}
+
+}  // namespace
+
+StatusOr<std::vector<IterationRecord>> TrainingRepository::SampleIterations(
+    const IterationSampleQuery& q) {
+  if (q.workload_uid.empty()) {
+    return InvalidArgumentError("iteration samples: workload_uid is required");
+  }
+  if (q.max_points < 2 || q.max_points > 10000) {
+    return InvalidArgumentError(
+        "iteration samples: max_points must be in 2..10000, got " +
+        std::to_string(q.max_points));
+  }
+  static const std::string kSampleSql = SampleSql();
+  std::vector<IterationRecord> out;
+  LENS_RETURN_IF_ERROR(db_->Read([&](Conn& c) -> Status {
+    out.clear();
+    const Param run_params[] = {std::string_view(q.workload_uid),
+                                int64_t{q.run.value_or(0)}};
+    Rows runs;
+    LENS_RETURN_IF_ERROR(c.Execute(
+        q.run ? "SELECT run FROM training_runs WHERE workload_uid = $1 AND "
+                "run = $2"
+              : "SELECT run FROM training_runs WHERE workload_uid = $1 "
+                "ORDER BY run",
+        std::span(run_params, q.run ? 2 : 1), &runs));
+    for (size_t r = 0; r < runs.size(); ++r) {
+      const Param p[] = {std::string_view(q.workload_uid), runs.Int(r, 0),
+                         int64_t{q.max_points}};
+      Rows rows;
+      LENS_RETURN_IF_ERROR(c.Execute(kSampleSql, p, &rows));
+      for (size_t i = 0; i < rows.size(); ++i)
+        out.push_back(store::IterationTable().Read(rows, i));
+    }
+    return OkStatus();
+  }));
+  return out;
 }
 
 StatusOr<IterationRecord> TrainingRepository::LatestIteration(

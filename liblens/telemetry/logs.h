@@ -61,6 +61,14 @@ using LogOwnerResolver = std::function<LogOwner(std::string_view pod_uid,
 // workload); so do store errors. `store` must outlive the resolver.
 LogOwnerResolver MakeStoreWorkloadResolver(Store* store);
 
+// The workload of a followed log file (`lens up --logs`), so the API and the
+// dashboard list it: uid the file's real path (as the tailer and `lens
+// parse-log --store` name it), kind "LogFile", namespace "local", name its
+// file name, status
+// Running. Written once: an existing row is left as it is.
+Status RegisterLogFileWorkload(Store* store, const std::string& path,
+                               Timestamp now);
+
 // A stream that does not come from fluent-bit: a log file (log_tail.h), or
 // where records without Kubernetes metadata go.
 struct LogStreamId {

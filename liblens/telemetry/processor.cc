@@ -99,6 +99,7 @@ Status Processor::Open() {
     LENS_ASSIGN_OR_RETURN(auto f, Forwarder::Create(fo));
     forwarders_.push_back(std::move(f));
   }
+  scraper_ = std::make_unique<LocalScraper>(this, &metrics_);
   if (options_.logs) {
     LogIngestOptions lo;
     lo.self_pod_prefixes = options_.self_pod_prefixes;
@@ -127,6 +128,7 @@ Status Processor::Start() {
     if (tailer_) tailer_->Start();
   }
   refresher_ = std::thread([this] { RefreshLoop(); });
+  scraper_->Start();
   return OkStatus();
 }
 
@@ -139,6 +141,7 @@ void Processor::Stop() {
   }
   run_cv_.notify_all();
   if (refresher_.joinable()) refresher_.join();
+  if (scraper_) scraper_->Stop();  // its last request is queued below
   for (auto& f : forwarders_) f->Stop();
   {
     std::lock_guard lock(tailer_mu_);
@@ -215,7 +218,22 @@ Status Processor::FollowLogFile(const std::string& path,
     }
     if (running) tailer_->Start();
   }
-  return tailer_->Add({path, workload_uid, {}});
+  LENS_RETURN_IF_ERROR(tailer_->Add({path, workload_uid, {}}));
+  if (workload_uid.empty()) {
+    Status st = RegisterLogFileWorkload(
+        store_, path,
+        std::chrono::time_point_cast<std::chrono::microseconds>(
+            std::chrono::system_clock::now()));
+    if (!st.ok()) {
+      LENS_LOG(WARN).Field("path", path).Field("error", st.message())
+          << "logs: the log file's workload row was not written";
+    }
+  }
+  return OkStatus();
+}
+
+Status Processor::AddLocalScrape(LocalScrapeTarget target) {
+  return scraper_->Add(std::move(target));
 }
 
 Status Processor::RefreshOwnership() {

@@ -17,6 +17,7 @@
 #include "lens/telemetry.h"
 #include "telemetry/enrich.h"
 #include "telemetry/forwarder.h"
+#include "telemetry/local_scrape.h"
 #include "telemetry/log_tail.h"
 #include "telemetry/logs.h"
 #include "telemetry/ownership_store.h"
@@ -40,6 +41,7 @@ class Processor final : public TelemetryProcessor {
                           Timestamp received_at) override;
   Status FollowLogFile(const std::string& path,
                        const std::string& workload_uid) override;
+  Status AddLocalScrape(LocalScrapeTarget target) override;
   Status RefreshOwnership() override;
   std::string PodsCacheJson(size_t limit) const override;
   std::string WorkloadCacheJson(size_t limit) const override;
@@ -73,6 +75,7 @@ class Processor final : public TelemetryProcessor {
   std::unique_ptr<LogIngest> logs_;
   std::unique_ptr<LogFileTailer> tailer_;  // with the first FollowLogFile
   std::mutex tailer_mu_;
+  std::unique_ptr<LocalScraper> scraper_;  // made in Open()
 
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<Worker>> pool_;  // GUARDED_BY(pool_mu_)

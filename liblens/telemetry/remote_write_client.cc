@@ -70,17 +70,6 @@ bool HasLineBreak(std::string_view s) {
 
 }  // namespace
 
-std::string RedactedUrl(std::string_view url) {
-  const size_t scheme = url.find("://");
-  const size_t host = scheme == std::string_view::npos ? 0 : scheme + 3;
-  std::string_view rest = url.substr(host);
-  rest = rest.substr(0, rest.find_first_of("?#"));
-  const size_t path = rest.find('/');
-  const size_t at = rest.substr(0, path).rfind('@');
-  if (at != std::string_view::npos) rest.remove_prefix(at + 1);
-  return std::string(url.substr(0, host)) + std::string(rest);
-}
-
 std::string ForwardTargetName(const ForwardTarget& target) {
   std::string from_text;
   std::string_view from = target.name;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/redact.h"
 #include "lens/status.h"
 
 namespace lens::telemetry {
@@ -37,9 +38,8 @@ struct ForwardTarget {
 // characters ("http://vm:8428/api/v1/write" -> "vm_8428_api_v1_write" when
 // the name is empty).
 std::string ForwardTargetName(const ForwardTarget& target);
-// `url` without its user information and its query or fragment (where
-// credentials hide), for messages, labels and names.
-std::string RedactedUrl(std::string_view url);
+// RedactedUrl (`url` without user information, query or fragment) is in
+// core/redact.h.
 
 // What one POST came to.
 struct PostResult {

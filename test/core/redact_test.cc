@@ -39,5 +39,14 @@ TEST(RedactTest, PasswordsGoInEveryForm) {
   }
 }
 
+TEST(RedactTest, RedactedUrlDropsUserInfoQueryAndFragment) {
+  EXPECT_EQ(RedactedUrl("https://user:s3cret@vm:8428/w?token=X#y"),
+            "https://vm:8428/w");
+  EXPECT_EQ(RedactedUrl("http://user@vm:8428"), "http://vm:8428");
+  // An '@' in the path is not user information.
+  EXPECT_EQ(RedactedUrl("http://vm/a@b"), "http://vm/a@b");
+  EXPECT_EQ(RedactedUrl("vm:8428/x?t=1"), "vm:8428/x");
+}
+
 }  // namespace
 }  // namespace lens

@@ -139,5 +139,18 @@ TEST_F(DaemonAttacksTest, LensJobs) {
   Attack();
 }
 
+#ifdef LENS_API_BIN
+// The API serves the dashboard's page without a token and everything else
+// with it: the suite's /metrics is behind the token, like the others'.
+TEST_F(DaemonAttacksTest, LensApiOverTls) {
+  MakeCertificate();
+  tls_ = true;
+  Run({LENS_API_BIN, "--listen", listen(), "--database",
+       "sqlite://" + dir_ + "/lens.db", "--bearer-token-file", dir_ + "/token",
+       "--tls-cert", dir_ + "/cert.pem", "--tls-key", dir_ + "/key.pem"});
+  Attack(/*tls=*/true);
+}
+#endif
+
 }  // namespace
 }  // namespace lens

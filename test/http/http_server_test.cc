@@ -9,6 +9,7 @@
 #include <string>
 
 #include "lens/http.h"
+#include "lens/metrics.h"
 
 namespace lens {
 namespace {
@@ -90,6 +91,10 @@ TEST(HttpServerTest, PatternRoutesCaptureSegmentsAndExactRoutesWin) {
   auto run = client.Get("/w/abc/runs/2");
   ASSERT_TRUE(run);
   EXPECT_EQ(run->body, "run run=2 uid=abc");
+  // An encoded '/' stays inside its segment (a log file's path as a uid).
+  auto path_uid = client.Get("/w/%2Fdata%2Ftrain.log/runs/1");
+  ASSERT_TRUE(path_uid);
+  EXPECT_EQ(path_uid->body, "run run=1 uid=/data/train.log");
   auto exact = client.Get("/nodes/all");
   ASSERT_TRUE(exact);
   EXPECT_EQ(exact->body, "exact");
@@ -102,6 +107,56 @@ TEST(HttpServerTest, PatternRoutesCaptureSegmentsAndExactRoutesWin) {
   ASSERT_TRUE(wrong);
   EXPECT_EQ(wrong->status, 405);
   EXPECT_EQ(wrong->get_header_value("Allow"), "GET");
+}
+
+// Every answer is counted by the route it was registered under (patterns
+// stay patterns, so the label is bounded), and the refused ones as
+// "unrouted".
+TEST(HttpServerTest, CountsAnswersByRouteAndStatus) {
+  Registry registry;
+  HttpServerOptions options;
+  options.metrics = &registry;
+  options.bearer_token = "s3cret";
+  options.public_paths = {"/healthz", "/hello", "/boom"};
+  options.listen = "127.0.0.1:0";
+  auto server = HttpServer::Create(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  (*server)->Handle("GET", "/hello", [](const HttpRequest&, HttpResponse* out) {
+    RespondData("1", out);
+  });
+  (*server)->Handle("GET", "/boom", [](const HttpRequest&, HttpResponse*) {
+    throw std::runtime_error("handler bug");
+  });
+  (*server)->HandlePattern("GET", "/items/{id}",
+                           [](const HttpRequest&, HttpResponse* out) {
+                             RespondError(404, "no such item", out);
+                           });
+  ASSERT_TRUE((*server)->Start().ok());
+  httplib::Client client("127.0.0.1", (*server)->port());
+  for (const char* path : {"/hello", "/hello", "/boom"}) {
+    ASSERT_TRUE(client.Get(path)) << path;
+  }
+  client.set_bearer_token_auth("s3cret");
+  ASSERT_TRUE(client.Get("/nowhere"));
+  ASSERT_TRUE(client.Get("/items/a"));
+  ASSERT_TRUE(client.Get("/items/b"));
+  ASSERT_TRUE(client.Delete("/hello"));
+  client.set_bearer_token_auth("wrong");
+  ASSERT_TRUE(client.Get("/items/c"));
+  const std::string text = registry.Render();
+  for (const char* line : {
+           "lens_http_requests_total{route=\"/hello\",code=\"200\"} 2\n",
+           "lens_http_requests_total{route=\"/boom\",code=\"500\"} 1\n",
+           "lens_http_requests_total{route=\"/items/{id}\",code=\"404\"} 2\n",
+           "lens_http_requests_total{route=\"unrouted\",code=\"404\"} 1\n",
+           "lens_http_requests_total{route=\"unrouted\",code=\"405\"} 1\n",
+           "lens_http_requests_total{route=\"unrouted\",code=\"401\"} 1\n",
+           "lens_http_request_duration_seconds_count{route=\"/items/{id}\"} "
+           "2\n",
+       }) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << text;
+  }
+  EXPECT_EQ(text.find("/items/a"), std::string::npos) << text;
 }
 
 TEST(HttpServerTest, HandlerExceptionBecomes500) {

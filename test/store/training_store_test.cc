@@ -278,6 +278,85 @@ TEST_P(TrainingStore, BadBytesAreStoredAsReplacementCharacters) {
   EXPECT_EQ(reports->items[0].context.find('\0'), std::string::npos);
 }
 
+// The iterations of `samples`, in order.
+std::vector<int64_t> IterationsOf(const std::vector<IterationRecord>& samples) {
+  std::vector<int64_t> out;
+  for (const IterationRecord& r : samples) out.push_back(r.iteration);
+  return out;
+}
+
+TEST_P(TrainingStore, SampleIterationsSpreadsRecordsOverEachRun) {
+  // w1 run 1: iterations 1..100 (loss = iteration); run 2: 1..5, the third
+  // with a NaN loss. w2: every tenth iteration, 10..1000.
+  std::vector<IterationRecord> records, sparse;
+  for (int run = 1; run <= 2; ++run) {
+    for (int i = 1; i <= (run == 1 ? 100 : 5); ++i) {
+      IterationRecord r;
+      r.run = run;
+      r.iteration = i;
+      r.line = records.size() + 1;
+      r.timestamp_s = 1700000000.0 + 1000 * run + i;
+      r.Set(IterationField::kLoss, run == 2 && i == 3 ? NAN : double(i));
+      records.push_back(r);
+    }
+  }
+  for (int i = 10; i <= 1000; i += 10) {
+    IterationRecord r;
+    r.iteration = i;
+    r.line = sparse.size() + 1;
+    sparse.push_back(r);
+  }
+  for (const auto& [uid, batch] :
+       {std::pair{"w1", &records}, std::pair{"w2", &sparse}}) {
+    auto writer = store_->training().OpenWriter(uid, "pod/trainer");
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    ASSERT_TRUE(writer->Write(*batch, {}).ok());
+  }
+  IterationSampleQuery q;
+  q.workload_uid = "w1";
+  q.max_points = 10;  // run 1: step ceil(99 / 9) = 11
+  auto samples = store_->training().SampleIterations(q);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  EXPECT_EQ(IterationsOf(*samples),
+            (std::vector<int64_t>{1, 12, 23, 34, 45, 56, 67, 78, 89, 100,  //
+                                  1, 2, 3, 4, 5}));
+  const IterationRecord& r = (*samples)[1];
+  EXPECT_EQ(r.run, 1);
+  EXPECT_EQ(*r.Get(IterationField::kLoss), 12);
+  EXPECT_EQ(*r.timestamp_s, 1700001012.0);
+  EXPECT_EQ((*samples)[10].run, 2);
+  EXPECT_TRUE(std::isnan(*(*samples)[12].Get(IterationField::kLoss)));
+
+  q.run = 1;
+  q.max_points = 2;  // the first and the last
+  samples = store_->training().SampleIterations(q);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  EXPECT_EQ(IterationsOf(*samples), (std::vector<int64_t>{1, 100}));
+  q.run.reset();
+  q.workload_uid = "w2";
+  q.max_points = 5;  // step ceil(990 / 4) = 248: at or before 258, 506, 754
+  samples = store_->training().SampleIterations(q);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  EXPECT_EQ(IterationsOf(*samples),
+            (std::vector<int64_t>{10, 250, 500, 750, 1000}));
+  q.max_points = 200;  // more targets than records: each record once
+  samples = store_->training().SampleIterations(q);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  EXPECT_EQ(samples->size(), 100u);
+
+  q.workload_uid = "nobody";
+  samples = store_->training().SampleIterations(q);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  EXPECT_TRUE(samples->empty());
+  q.max_points = 1;
+  EXPECT_EQ(store_->training().SampleIterations(q).status().code(),
+            StatusCode::kInvalidArgument);
+  q.max_points = 10;
+  q.workload_uid.clear();
+  EXPECT_EQ(store_->training().SampleIterations(q).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, TrainingStore,
                          testing::Values(Backend::kSqlite, Backend::kPostgres),
                          BackendName);

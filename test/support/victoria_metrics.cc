@@ -149,6 +149,23 @@ StatusOr<std::string> VictoriaMetrics::Get(
   return res->body;
 }
 
+StatusOr<std::string> VictoriaMetrics::Post(
+    const std::string& path, const std::string& body,
+    const std::string& content_type) const {
+  httplib::Client client("127.0.0.1", port_);
+  client.set_read_timeout(std::chrono::seconds(30));
+  auto res = client.Post(path, body, content_type);
+  if (!res) {
+    return UnavailableError("POST " + path + ": " +
+                            httplib::to_string(res.error()));
+  }
+  if (res->status < 200 || res->status >= 300) {
+    return InternalError("POST " + path + ": " + std::to_string(res->status) +
+                         " " + res->body);
+  }
+  return res->body;
+}
+
 StatusOr<std::string> VictoriaMetrics::Export(const std::string& match) const {
   LENS_RETURN_IF_ERROR(Get("/internal/force_flush").status());
   return Get("/api/v1/export?match[]=" + Encode(match));

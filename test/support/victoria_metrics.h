@@ -50,6 +50,11 @@ class VictoriaMetrics {
   // GET `path_and_query` on the server: the body, or an error with the
   // status. (VictoriaMetrics only.)
   StatusOr<std::string> Get(const std::string& path_and_query) const;
+  // POSTs `body` to `path` on the server (e.g. /api/v1/import with JSON
+  // lines): the answer's body, or an error with the status unless it is
+  // 2xx. (VictoriaMetrics only.)
+  StatusOr<std::string> Post(const std::string& path, const std::string& body,
+                             const std::string& content_type) const;
   // Makes recent samples searchable (/internal/force_flush), then
   // /api/v1/export of `match` (a series selector): one JSON object per
   // series and line, {"metric":{...},"values":[...],"timestamps":[...]}.

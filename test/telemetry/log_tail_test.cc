@@ -13,6 +13,7 @@
 #include <random>
 #include <thread>
 
+#include "telemetry/logs.h"
 #include "training_rows.h"
 
 namespace lens::telemetry {
@@ -184,6 +185,48 @@ TEST_F(LogTailTest, PollsOnItsOwnThread) {
   auto runs = store->training().ListRuns("llama-local");
   ASSERT_TRUE(runs.ok()) << runs.status();
   EXPECT_EQ(runs->size(), 2u);
+}
+
+}  // namespace
+}  // namespace lens::telemetry
+
+namespace lens::telemetry {
+namespace {
+
+// A followed file is a workload the API lists: by its real path, once.
+TEST(LogFileWorkloadTest, RegistersTheFileOnceUnderItsRealPath) {
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("logwl-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "train.log") << "x\n";
+  fs::create_symlink(dir / "train.log", dir / "latest.log");
+  auto store = Store::Open("sqlite://" + (dir / "lens.db").string());
+  ASSERT_TRUE(store.ok()) << store.status();
+  Status st = RegisterLogFileWorkload(store->get(),
+                                      (dir / "latest.log").string(), Now());
+  ASSERT_TRUE(st.ok()) << st;
+  const std::string uid = fs::canonical(dir / "train.log").string();
+  auto w = (*store)->pods().GetWorkload(uid);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->kind, "LogFile");
+  EXPECT_EQ(w->name, "train.log");
+  EXPECT_EQ(w->namespace_name, "local");
+  EXPECT_EQ(w->status, "Running");
+  // What the store says later (a status the jobs set) is kept.
+  w->status = "Succeeded";
+  ASSERT_TRUE((*store)->pods().UpsertWorkloads({&*w, 1}).ok());
+  ASSERT_TRUE(
+      RegisterLogFileWorkload(store->get(), (dir / "train.log").string(), Now())
+          .ok());
+  auto again = (*store)->pods().GetWorkload(uid);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->status, "Succeeded");
+  auto all = (*store)->pods().ListWorkloads({});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->total, 1);
+  store->reset();
+  fs::remove_all(dir);
 }
 
 }  // namespace

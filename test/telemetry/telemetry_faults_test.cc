@@ -372,7 +372,8 @@ TEST_F(TelemetryDaemonTest, LensUpFollowsATrainingLogIntoTheStore) {
   port_ = test::FreeLoopbackPort();
   pid_ = test::Spawn({LENS_CLI_BIN, "up", "--database", database_, "--listen",
                       "127.0.0.1:0", "--flows-listen", "127.0.0.1:0",
-                      "--jobs-listen", "127.0.0.1:0", "--telemetry-listen",
+                      "--jobs-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
+                      "--telemetry-listen",
                       "127.0.0.1:" + std::to_string(port_), "--logs", log},
                      dir_ + "/up.log");
   ASSERT_GT(pid_, 0);

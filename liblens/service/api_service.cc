@@ -1,0 +1,114 @@
+// lens-api composed once: the store, the time-series source, the REST API
+// and the dashboard on one HTTP server, from one options struct.
+#include "lens/api_service.h"
+
+#include <mutex>
+
+#include "core/metric_writer.h"
+#include "lens/dashboard.h"
+#include "lens/log.h"
+#include "lens/metrics.h"
+#include "lens/store.h"
+
+namespace lens {
+namespace {
+
+// What /metrics says about the service: which cluster and backend it
+// serves, and how its store connection fares.
+std::string RenderServiceMetrics(std::string_view cluster,
+                                 std::string_view backend, const Store& store) {
+  const StoreStats stats = store.stats();
+  std::string out;
+  MetricWriter w(&out);
+  w.Family("lens_api_info",
+           "The cluster lens-api serves and where its time series come from.",
+           "gauge");
+  w.Sample({{"cluster", cluster}, {"series_backend", backend}}, 1);
+  w.Family("lens_api_store_retries_total",
+           "Store transactions run again after a lost connection.", "counter");
+  w.Sample({}, static_cast<double>(stats.retries));
+  w.Family("lens_api_store_reconnects_total",
+           "Store connections dropped as broken.", "counter");
+  w.Sample({}, static_cast<double>(stats.reconnects));
+  return out;
+}
+
+}  // namespace
+
+struct ApiService::Impl {
+  Registry metrics;  // the HTTP server's requests; outlives it
+  std::unique_ptr<Store> store;
+  std::unique_ptr<TimeSeriesSource> series;
+  std::unique_ptr<HttpServer> http;
+  std::mutex stop_mu;
+  bool stopped = false;  // GUARDED_BY(stop_mu)
+};
+
+ApiService::ApiService() : impl_(std::make_unique<Impl>()) {}
+ApiService::~ApiService() { Stop(); }
+
+StatusOr<std::unique_ptr<ApiService>> ApiService::Start(
+    const ApiServiceOptions& options) {
+  LENS_RETURN_IF_ERROR(options.Validate());
+  std::unique_ptr<ApiService> service(new ApiService());
+  Impl& s = *service->impl_;
+  LENS_ASSIGN_OR_RETURN(s.store, Store::Open(options.database_url));
+  if (options.promql) {
+    LENS_ASSIGN_OR_RETURN(s.series, NewPromQlSource(*options.promql));
+  } else {
+    s.series = NewSampleHistorySource(s.store.get());
+  }
+  HttpServerOptions http = options.http;
+  http.metrics = &s.metrics;
+  if (options.dashboard) {
+    for (std::string& path : DashboardPublicPaths()) {
+      http.public_paths.push_back(std::move(path));
+    }
+  }
+  LENS_ASSIGN_OR_RETURN(s.http, HttpServer::Create(http));
+  LENS_RETURN_IF_ERROR(
+      AddApiRoutes(s.store.get(), s.series.get(), options.api, s.http.get()));
+  if (options.dashboard) AddDashboardRoutes(s.http.get());
+  Impl* impl = &s;
+  const std::string cluster = options.api.cluster;
+  s.http->Handle("GET", "/metrics",
+                 [impl, cluster](const HttpRequest&, HttpResponse* r) {
+                   r->content_type = std::string(kPrometheusTextContentType);
+                   r->body = RenderServiceMetrics(
+                       cluster, impl->series->backend(), *impl->store);
+                   r->body += impl->metrics.Render();
+                 });
+  s.http->Handle("GET", "/healthz", [](const HttpRequest&, HttpResponse* r) {
+    r->content_type = "text/plain";
+    r->body = "ok\n";
+  });
+  // Ready while the store answers: a load balancer sends no one to a
+  // replica whose database is gone.
+  s.http->Handle("GET", "/readyz", [impl](const HttpRequest&, HttpResponse* r) {
+    r->content_type = "text/plain";
+    auto schema = impl->store->GetSchemaStatus();
+    if (!schema.ok()) {
+      r->status = 503;
+      r->body = "store: " + schema.status().message() + "\n";
+      return;
+    }
+    r->body = "ok\n";
+  });
+  LENS_RETURN_IF_ERROR(s.http->Start());
+  return service;
+}
+
+void ApiService::Stop() {
+  std::lock_guard lock(impl_->stop_mu);
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  if (impl_->http) impl_->http->Stop();
+}
+
+std::string ApiService::http_url() const { return impl_->http->url(); }
+std::string ApiService::database() const { return impl_->store->target(); }
+std::string_view ApiService::series_backend() const {
+  return impl_->series->backend();
+}
+
+}  // namespace lens

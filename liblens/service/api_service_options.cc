@@ -1,0 +1,53 @@
+// lens-api's options from the config: the `api:` and `database:` sections,
+// the token files read.
+#include "lens/api_service.h"
+
+namespace lens {
+
+Status ApiServiceOptions::Validate() const {
+  if (database_url.empty()) return InvalidArgumentError("database: empty URL");
+  LENS_RETURN_IF_ERROR(http.Validate().WithContext("http"));
+  LENS_RETURN_IF_ERROR(api.Validate().WithContext("api"));
+  if (promql) LENS_RETURN_IF_ERROR(promql->Validate().WithContext("promql"));
+  return OkStatus();
+}
+
+StatusOr<ApiServiceOptions> ApiServiceOptionsFromConfig(const Config& config) {
+  LENS_RETURN_IF_ERROR(config.api.Validate().WithContext("api"));
+  LENS_RETURN_IF_ERROR(config.database.Validate().WithContext("database"));
+  const ApiConfigOptions& c = config.api;
+  ApiServiceOptions o;
+  o.database_url = config.database.url;
+  if (!c.bearer_token_file.empty()) {
+    LENS_ASSIGN_OR_RETURN(
+        o.http.bearer_token,
+        ReadBearerTokenFile(c.bearer_token_file, "api.bearerTokenFile"));
+  }
+  o.http.listen = c.listen;
+  o.http.public_paths = {"/healthz", "/readyz"};
+  o.http.priority_paths = {"/metrics", "/healthz", "/readyz"};
+  o.http.tls_cert_file = c.tls_cert_file;
+  o.http.tls_key_file = c.tls_key_file;
+  // Browsers behind one ingress or proxy share its address: the per-peer
+  // cap is the whole cap here. Handlers wait on the store, so more of them.
+  o.http.max_connections_per_peer = o.http.max_connections;
+  o.http.threads = 8;
+  o.api.cluster = c.cluster;
+  o.dashboard = c.dashboard;
+  if (!c.prometheus_url.empty()) {
+    PromQlSourceOptions p;
+    p.url = c.prometheus_url;
+    if (!c.prometheus_token_file.empty()) {
+      LENS_ASSIGN_OR_RETURN(p.bearer_token,
+                            ReadBearerTokenFile(c.prometheus_token_file,
+                                                "api.prometheusTokenFile"));
+    }
+    p.ca_file = c.prometheus_ca_file;
+    p.timeout = c.prometheus_timeout;
+    o.promql = std::move(p);
+  }
+  LENS_RETURN_IF_ERROR(o.Validate());
+  return o;
+}
+
+}  // namespace lens
