@@ -170,8 +170,18 @@ Served* Serve(int backend) {
     s.store.reset();
     return nullptr;
   }
-  fprintf(stderr, "filled %s in %.1f s\n", backend == 0 ? "sqlite" : "pg",
-          std::chrono::duration<double>(Clock::now() - t0).count());
+  lens::IterationQuery all;
+  all.workload_uid = "w-0001";
+  all.page.page_size = 1;
+  auto one = s.store->training().ListIterations(all);
+  all.workload_uid = "w-0000";
+  auto big = s.store->training().ListIterations(all);
+  fprintf(stderr,
+          "filled %s in %.1f s (iterations: w-0000 %lld, w-0001 %lld)\n",
+          backend == 0 ? "sqlite" : "pg",
+          std::chrono::duration<double>(Clock::now() - t0).count(),
+          big.ok() ? static_cast<long long>(big->total) : -1LL,
+          one.ok() ? static_cast<long long>(one->total) : -1LL);
   lens::HttpServerOptions http;
   http.listen = "127.0.0.1:0";
   http.threads = 8;  // as lens-api (liblens/service/api_service_options.cc)

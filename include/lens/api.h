@@ -1,15 +1,18 @@
 // The Lens REST API (docs/api.md): read-only routes under /api/v1 over a
-// Store, registered on an HttpServer, and the OpenAPI 3.0.3 document of
-// those same routes at GET /api/v1/openapi.json.
+// Store and a TimeSeriesSource, registered on an HttpServer, and the
+// OpenAPI 3.0.3 document of those same routes at GET /api/v1/openapi.json.
 //
 //   lens::ApiOptions options;
 //   options.cluster = "prod";
-//   lens::Status st = lens::AddApiRoutes(store.get(), series.get(), options, server.get());
+//   lens::Status st = lens::AddApiRoutes(store.get(), series.get(), options,
+//   server.get());
 //   ... server->Start();
 //
 // Every response carries the envelope {"code","data","message"} with a real
 // HTTP status: 400 for a bad parameter (the message names it), 404 for an
-// unknown id or cluster, 503 when the store is unreachable. Lists are pages:
+// unknown id or cluster, 429 when a series query matches too many series,
+// 503 when the store or the time-series backend is unreachable (or there is
+// no time-series backend). Lists are pages:
 // {"items":[...],"total":N,"pageNum":P,"pageSize":S}. Times are Unix
 // seconds. No route returns labels, environment or any other field that
 // could hold a secret. Auth is the server's (HttpServerOptions::bearer_token).
@@ -42,8 +45,9 @@ struct LENS_EXPORT ApiOptions {
 
 // Registers every route of the API on `server` (before server->Start()).
 // `store`, `series` and `server` are borrowed: all must outlive the
-// server's serving. `series` may be null: the time-series routes then
-// answer 503 "no time series backend". Handlers are thread-safe (the Store
+// server's serving. `series` may be null: the time-series routes (GPU
+// heatmap and metrics, flows) then answer 503 "no time series backend
+// configured"; the others work. Handlers are thread-safe (the Store
 // and the source are). Errors: InvalidArgument for bad options or a null
 // store/server.
 LENS_EXPORT Status AddApiRoutes(Store* store, TimeSeriesSource* series,

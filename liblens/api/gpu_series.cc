@@ -178,31 +178,9 @@ void WriteRow(JsonWriter& w, const SeriesRange& range,
   w.EndArray();
 }
 
-}  // namespace
-
-Status GetGpuHeatmap(const ApiContext& ctx, const RouteSpec&,
-                     const HttpRequest& req, JsonWriter& w) {
-  LENS_ASSIGN_OR_RETURN(SeriesRange range,
-                        SeriesRangeParams(req, true, kMaxHeatmapColumns));
-  RangeQuery q = range.Query(std::string(kUtilization), RangeFunction::kValue);
-  if (std::optional<std::string> node = StringParam(req, "node"))
-    q.matchers.emplace_back("node", *node);
-  q.max_series = kMaxHeatmapSeries;
-  LENS_ASSIGN_OR_RETURN(GpuSeries series, QueryGpus(*ctx.series, q));
-  const int64_t cells = static_cast<int64_t>(series.size()) * range.steps;
-  if (cells > kMaxHeatmapCells) {
-    return ResourceExhaustedError(
-        "gpu-heatmap: " + std::to_string(series.size()) + " GPUs x " +
-        std::to_string(range.steps) + " columns is over " +
-        std::to_string(kMaxHeatmapCells) +
-        " cells; filter by node or use a larger step");
-  }
-  w.StartObject();
-  w.Key("times");
-  w.StartArray();
-  for (int64_t k = 0; k < range.steps; ++k)
-    w.Int64(range.start_s + k * range.step_s);
-  w.EndArray();
+// "nodes": the rows of `series` grouped by node.
+void WriteNodes(JsonWriter& w, const SeriesRange& range,
+                const GpuSeries& series) {
   w.Key("nodes");
   w.StartArray();
   const std::string* open = nullptr;  // the node whose "gpus" is open
@@ -229,6 +207,34 @@ Status GetGpuHeatmap(const ApiContext& ctx, const RouteSpec&,
     w.EndObject();
   }
   w.EndArray();
+}
+
+}  // namespace
+
+Status GetGpuHeatmap(const ApiContext& ctx, const RouteSpec&,
+                     const HttpRequest& req, JsonWriter& w) {
+  LENS_ASSIGN_OR_RETURN(SeriesRange range,
+                        SeriesRangeParams(req, true, kMaxHeatmapColumns));
+  RangeQuery q = range.Query(std::string(kUtilization), RangeFunction::kValue);
+  if (std::optional<std::string> node = StringParam(req, "node"))
+    q.matchers.emplace_back("node", *node);
+  q.max_series = kMaxHeatmapSeries;
+  LENS_ASSIGN_OR_RETURN(GpuSeries series, QueryGpus(*ctx.series, q));
+  const int64_t cells = static_cast<int64_t>(series.size()) * range.steps;
+  if (cells > kMaxHeatmapCells) {
+    return ResourceExhaustedError(
+        "gpu-heatmap: " + std::to_string(series.size()) + " GPUs x " +
+        std::to_string(range.steps) + " columns is over " +
+        std::to_string(kMaxHeatmapCells) +
+        " cells; filter by node or use a larger step");
+  }
+  w.StartObject();
+  w.Key("times");
+  w.StartArray();
+  for (int64_t k = 0; k < range.steps; ++k)
+    w.Int64(range.start_s + k * range.step_s);
+  w.EndArray();
+  WriteNodes(w, range, series);
   w.EndObject();
   return OkStatus();
 }

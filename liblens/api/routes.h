@@ -103,6 +103,14 @@ Status ListWorkloadFlows(const ApiContext&, const RouteSpec&,
 Status GetTrainingSeries(const ApiContext&, const RouteSpec&,
                          const HttpRequest&, JsonWriter&);
 
+// Parts of the workload detail (workload_devices.cc): the GPUs its pods'
+// containers hold, and its pods' lifecycle events in time order.
+Status WriteWorkloadGpus(const ApiContext& ctx,
+                         const std::vector<PodRecord>& pods, JsonWriter& w);
+Status WriteWorkloadLifecycle(const ApiContext& ctx,
+                              const std::vector<PodRecord>& pods,
+                              JsonWriter& w);
+
 }  // namespace lens::api
 
 #endif  // LENS_API_ROUTES_H_

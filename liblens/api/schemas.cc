@@ -187,9 +187,28 @@ constexpr PropertySpec kWorkload[] = {
 constexpr PropertySpec kWorkloadDetail[] = {
     Obj("workload", "Workload", "The workload"),
     List("pods", "Pod", "Its pods"),
+    List("gpus", "WorkloadGpu", "The GPUs its pods' containers hold"),
+    List("lifecycle", "PodEvent", "Its pods' lifecycle events, oldest first"),
     List("runs", "TrainingRun", "Its training runs"),
     Obj("latestIteration", "Iteration", "The newest iteration, or null", true),
     List("events", "TrainingEvent", "Training start/end and checkpoints"),
+};
+constexpr PropertySpec kWorkloadGpu[] = {
+    Str("node", "Node"),
+    OptInt("gpuIndex", "Index on the node, or null if not in its inventory"),
+    Str("serial", "Serial number (or the identity the container holds)"),
+    Str("bdf", "PCI address"),
+    Str("model", "GPU model"),
+    Str("pod", "Pod holding it"),
+    Str("container", "Container holding it"),
+    Str("containerState", "created, running, paused, exited, unknown"),
+};
+constexpr PropertySpec kPodEvent[] = {
+    Time("at", "When, Unix seconds"),
+    Str("pod", "Pod name"),
+    Str("type", "Scheduled, Running, Restarted, ..."),
+    Str("phase", "Kubernetes phase after it"),
+    Int("restartCount", "Container restarts so far"),
 };
 constexpr PropertySpec kPod[] = {
     Str("uid", "Pod uid"),
@@ -360,6 +379,8 @@ constexpr SchemaSpec kSchemas[] = {
     {"Workload", "A workload (no labels)", kWorkload},
     {"WorkloadDetail", "A workload with pods and training", kWorkloadDetail},
     {"Pod", "A GPU pod (no labels)", kPod},
+    {"WorkloadGpu", "A GPU a workload's container holds", kWorkloadGpu},
+    {"PodEvent", "A pod lifecycle event", kPodEvent},
     {"TrainingRun", "A training run", kTrainingRun},
     {"Iteration", "A training iteration", kIteration},
     {"TrainingEvent", "A training event", kTrainingEvent},

@@ -61,10 +61,8 @@ std::vector<Marker> Markers(const std::vector<IterationRecord>& samples,
   return out;
 }
 
-}  // namespace
-
-Status GetTrainingSeries(const ApiContext& ctx, const RouteSpec&,
-                         const HttpRequest& req, JsonWriter& w) {
+// The query of the request: the path's uid, `run` and `points`.
+StatusOr<IterationSampleQuery> SampleQuery(const HttpRequest& req) {
   IterationSampleQuery q;
   auto uid = req.path_params.find("uid");
   if (uid != req.path_params.end()) q.workload_uid = uid->second;
@@ -83,19 +81,11 @@ Status GetTrainingSeries(const ApiContext& ctx, const RouteSpec&,
                                 ".." + std::to_string(kMaxPoints));
   }
   q.max_points = static_cast<int32_t>(points.value_or(kDefaultPoints));
-  StatusOr<WorkloadRecord> workload =
-      ctx.store->pods().GetWorkload(q.workload_uid);
-  if (!workload.ok() && workload.status().code() != StatusCode::kNotFound)
-    return workload.status();
-  LENS_ASSIGN_OR_RETURN(std::vector<IterationRecord> samples,
-                        ctx.store->training().SampleIterations(q));
-  LENS_ASSIGN_OR_RETURN(std::vector<TrainingEvent> events,
-                        ctx.store->training().ListEvents(q.workload_uid));
-  // A workload the store does not know may still have training data (a log
-  // read before its workload was seen); without either it is unknown.
-  if (!workload.ok() && samples.empty() && events.empty())
-    return workload.status();
-  w.StartObject();
+  return q;
+}
+
+// "runs": the samples (ordered by run) grouped by run.
+void WriteRuns(JsonWriter& w, const std::vector<IterationRecord>& samples) {
   w.Key("runs");
   w.StartArray();
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -116,6 +106,27 @@ Status GetTrainingSeries(const ApiContext& ctx, const RouteSpec&,
     w.EndObject();
   }
   w.EndArray();
+}
+
+}  // namespace
+
+Status GetTrainingSeries(const ApiContext& ctx, const RouteSpec&,
+                         const HttpRequest& req, JsonWriter& w) {
+  LENS_ASSIGN_OR_RETURN(IterationSampleQuery q, SampleQuery(req));
+  StatusOr<WorkloadRecord> workload =
+      ctx.store->pods().GetWorkload(q.workload_uid);
+  if (!workload.ok() && workload.status().code() != StatusCode::kNotFound)
+    return workload.status();
+  LENS_ASSIGN_OR_RETURN(std::vector<IterationRecord> samples,
+                        ctx.store->training().SampleIterations(q));
+  LENS_ASSIGN_OR_RETURN(std::vector<TrainingEvent> events,
+                        ctx.store->training().ListEvents(q.workload_uid));
+  // A workload the store does not know may still have training data (a log
+  // read before its workload was seen); without either it is unknown.
+  if (!workload.ok() && samples.empty() && events.empty())
+    return workload.status();
+  w.StartObject();
+  WriteRuns(w, samples);
   w.Key("events");
   w.StartArray();
   for (const Marker& m : Markers(samples, events, q.run)) {

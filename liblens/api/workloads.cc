@@ -53,6 +53,10 @@ Status GetWorkload(const ApiContext& ctx, const RouteSpec&,
   w.StartArray();
   for (const PodRecord& p : pods) WritePod(w, p);
   w.EndArray();
+  w.Key("gpus");
+  LENS_RETURN_IF_ERROR(WriteWorkloadGpus(ctx, pods, w));
+  w.Key("lifecycle");
+  LENS_RETURN_IF_ERROR(WriteWorkloadLifecycle(ctx, pods, w));
   w.Key("runs");
   w.StartArray();
   for (const TrainingRunRecord& r : runs) WriteRun(w, r);

@@ -54,10 +54,15 @@ class ApiOpenApiTest : public ApiFixture {
       return ExpectMatches(Component(s["$ref"].GetString()), v, where);
     if (s.HasMember("allOf")) return ExpectMatches(s["allOf"][0], v, where);
     const std::string type = s["type"].GetString();
-    if (type == "string") EXPECT_TRUE(v.IsString()) << where;
-    if (type == "integer") EXPECT_TRUE(v.IsInt64()) << where;
-    if (type == "number") EXPECT_TRUE(v.IsNumber()) << where;
-    if (type == "boolean") EXPECT_TRUE(v.IsBool()) << where;
+    if (type == "string") {
+      EXPECT_TRUE(v.IsString()) << where;
+    } else if (type == "integer") {
+      EXPECT_TRUE(v.IsInt64()) << where;
+    } else if (type == "number") {
+      EXPECT_TRUE(v.IsNumber()) << where;
+    } else if (type == "boolean") {
+      EXPECT_TRUE(v.IsBool()) << where;
+    }
     if (type == "array") {
       ASSERT_TRUE(v.IsArray()) << where;
       for (const auto& e : v.GetArray())

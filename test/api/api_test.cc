@@ -90,6 +90,24 @@ TEST_P(ApiTest, WorkloadsListAndDetailWithTraining) {
   EXPECT_STREQ(d["workload"]["kind"].GetString(), "PyTorchJob");
   ASSERT_EQ(d["pods"].Size(), 1u);
   EXPECT_STREQ(d["pods"][0]["name"].GetString(), "llama-worker-0");
+  // The GPU its containers hold, by inventory; not the privileged one's.
+  ASSERT_EQ(d["gpus"].Size(), 2u);
+  for (const auto& g : d["gpus"].GetArray()) {
+    EXPECT_STREQ(g["node"].GetString(), "node-a");
+    EXPECT_EQ(g["gpuIndex"].GetInt(), 0);
+    EXPECT_STREQ(g["serial"].GetString(), "SN-A0");
+    EXPECT_STREQ(g["model"].GetString(), "MI300X");
+    EXPECT_STREQ(g["pod"].GetString(), "llama-worker-0");
+  }
+  EXPECT_STREQ(d["gpus"][0]["container"].GetString(), "trainer");
+  EXPECT_STREQ(d["gpus"][0]["containerState"].GetString(), "running");
+  EXPECT_STREQ(d["gpus"][1]["container"].GetString(), "init-done");
+  // The pods' lifecycle, oldest first.
+  ASSERT_EQ(d["lifecycle"].Size(), 2u);
+  EXPECT_STREQ(d["lifecycle"][0]["type"].GetString(), "Scheduled");
+  EXPECT_EQ(d["lifecycle"][0]["at"].GetInt64(), kT0 + 1);
+  EXPECT_STREQ(d["lifecycle"][1]["type"].GetString(), "Running");
+  EXPECT_STREQ(d["lifecycle"][1]["pod"].GetString(), "llama-worker-0");
   ASSERT_EQ(d["runs"].Size(), 1u);
   EXPECT_EQ(d["runs"][0]["iterations"].GetInt(), 3);
   EXPECT_EQ(d["latestIteration"]["iteration"].GetInt(), 3);

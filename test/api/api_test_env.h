@@ -89,6 +89,14 @@ inline void Seed(Store& store) {
     c.created_at = c.updated_at = AtSeconds(kT0);
     c.devices.push_back({DeviceKind::kGpu, "SN-A0", "", "pod-resources"});
   }
+  // A privileged debug container sees every GPU and holds none.
+  ContainerRecord debug = containers[0];
+  debug.container_id = "ctr-debug";
+  debug.container_name = "debug";
+  debug.privileged = true;
+  debug.state = ContainerState::kExited;
+  debug.devices = {{DeviceKind::kGpu, "SN-NEW1", "", "oci-spec"}};
+  containers.push_back(debug);
   ASSERT_TRUE(store.containers().UpsertContainers(containers).ok());
 
   std::vector<PodRecord> pods(2);
@@ -106,6 +114,10 @@ inline void Seed(Store& store) {
     p.created_at = p.updated_at = AtSeconds(kT0 + i);
   }
   ASSERT_TRUE(store.pods().UpsertPods(pods).ok());
+  const PodEventRecord pod_events[] = {
+      {"pod-1", "Running", "Running", 0, AtSeconds(kT0 + 5)},
+      {"pod-1", "Scheduled", "Pending", 0, AtSeconds(kT0 + 1)}};
+  ASSERT_TRUE(store.pods().AddPodEvents(pod_events).ok());
   std::vector<WorkloadRecord> workloads(2);
   for (int i = 0; i < 2; ++i) {
     WorkloadRecord& w = workloads[i];

@@ -1,17 +1,14 @@
 #include "dashboard_env.h"
 
 #include <gtest/gtest.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 namespace lens::test {
 namespace {
-
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 Timestamp At(int64_t seconds) {
   return Timestamp(std::chrono::seconds(seconds));
@@ -122,6 +119,10 @@ void SeedContainers(Store& store, int64_t now) {
   sidecar.state = ContainerState::kRunning;
   sidecar.created_at = sidecar.updated_at = At(now - 7000);
   ASSERT_TRUE(store.containers().UpsertContainers(containers).ok());
+  const PodEventRecord events[] = {
+      {"pod-llama-0", "Scheduled", "Pending", 0, At(now - 7100)},
+      {"pod-llama-0", "Restarted", "Running", 1, At(now - 3000)}};
+  ASSERT_TRUE(store.pods().AddPodEvents(events).ok());
 }
 
 void SeedWorkloads(Store& store, int64_t now) {
@@ -213,140 +214,16 @@ void SeedTraining(Store& store, int64_t now) {
   }
 }
 
-void Key(JsonWriter& w, const char* key) { w.Key(key); }
-
-// {"code":0,"data":<data>,"message":"success"}
-void Respond(const rapidjson::StringBuffer& data, HttpResponse* out) {
-  RespondData(std::string_view(data.GetString(), data.GetSize()), out);
-}
-
-int64_t QueryInt(const HttpRequest& req, const char* name, int64_t fallback) {
-  const std::string v = req.Query(name);
-  return v.empty() ? fallback : std::stoll(v);
-}
-
-// The step grid of a request's from/to/step (the dashboard always sends
-// them), at most 2000 points.
-std::vector<int64_t> Grid(const HttpRequest& req, int64_t now) {
-  const int64_t step = std::max<int64_t>(1, QueryInt(req, "step", 60));
-  const int64_t to = QueryInt(req, "to", now);
-  const int64_t from = QueryInt(req, "from", to - 3600);
-  std::vector<int64_t> times;
-  for (int64_t t = from; t <= to && times.size() < 2000; t += step)
-    times.push_back(t);
-  return times;
-}
-
 // GPU g of alpha at time t: busy GPUs 0..5 around 40..80%, idle 6 and 7.
 double AlphaUtilization(int g, int64_t t) {
   if (g >= 6) return 0.02;
   return 0.45 + 0.05 * g + 0.1 * std::sin(double(t) / 600.0 + g);
 }
 
-void Heatmap(const HttpRequest& req, HttpResponse* out, int64_t now) {
-  const std::vector<int64_t> times = Grid(req, now);
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
-  w.StartObject();
-  Key(w, "times");
-  w.StartArray();
-  for (int64_t t : times) w.Int64(t);
-  w.EndArray();
-  Key(w, "nodes");
-  w.StartArray();
-  for (const char* node : {kAlpha, kBravo}) {
-    const bool alpha = std::string_view(node) == kAlpha;
-    w.StartObject();
-    Key(w, "node");
-    w.String(node);
-    Key(w, "gpus");
-    w.StartArray();
-    for (int g = 0; g < (alpha ? 8 : 4); ++g) {
-      w.StartObject();
-      Key(w, "gpu");
-      w.String(std::to_string(g).c_str());
-      Key(w, "values");
-      w.StartArray();
-      for (size_t i = 0; i < times.size(); ++i) {
-        if (alpha) {
-          w.Double(AlphaUtilization(g, times[i]));
-        } else if (i < times.size() / 2) {
-          w.Null();  // bravo's agent went stale half way
-        } else {
-          w.Double(0.25);
-        }
-      }
-      w.EndArray();
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  Respond(buf, out);
-}
-
-// Alpha's per-GPU series; the last point of GPU 0 is 62% busy, 150 GiB,
-// 612 W, 71 °C. Other nodes have none.
-void GpuMetrics(const HttpRequest& req, HttpResponse* out, int64_t now) {
-  const std::vector<int64_t> times = Grid(req, now);
-  const bool alpha = req.path_params.at("name") == kAlpha;
-  const char* metrics[] = {"lens_gpu_utilization_ratio",
-                           "lens_gpu_memory_used_bytes", "lens_gpu_power_watts",
-                           "lens_gpu_temperature_celsius"};
-  const double last_gpu0[] = {0.62, 150.0 * double(int64_t{1} << 30), 612, 71};
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
-  w.StartObject();
-  Key(w, "metrics");
-  w.StartArray();
-  for (int m = 0; alpha && m < 4; ++m) {
-    w.StartObject();
-    Key(w, "metric");
-    w.String(metrics[m]);
-    Key(w, "series");
-    w.StartArray();
-    for (int g = 0; g < 8; ++g) {
-      w.StartObject();
-      Key(w, "gpu");
-      w.String(std::to_string(g).c_str());
-      Key(w, "points");
-      w.StartArray();
-      for (size_t i = 0; i < times.size(); ++i) {
-        const double u = AlphaUtilization(g, times[i]);
-        const double values[] = {u, (20 + 160 * u) * double(int64_t{1} << 30),
-                                 150 + 600 * u, 40 + 40 * u};
-        w.StartArray();
-        w.Int64(times[i]);
-        w.Double(g == 0 && i + 1 == times.size() ? last_gpu0[m] : values[m]);
-        w.EndArray();
-      }
-      w.EndArray();
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  Respond(buf, out);
-}
-
-void Flows(const HttpRequest&, HttpResponse* out) {
-  RespondData(R"({"items":[
-    {"node":"gpu-node-alpha","workload":"ml-research/llama-pretrain","class":"cluster",
-     "direction":"egress","bytesPerSecond":1250000000.0,"retransmitsPerSecond":0.5},
-    {"node":"gpu-node-alpha","workload":"ml-research/llama-pretrain","class":"cluster",
-     "direction":"ingress","bytesPerSecond":1180000000.0,"retransmitsPerSecond":0.25},
-    {"node":"gpu-node-bravo","workload":"","class":"external",
-     "direction":"egress","bytesPerSecond":2048.0,"retransmitsPerSecond":0.0}],
-   "remotes":[
-    {"node":"gpu-node-alpha","remote":"10.0.0.12","class":"cluster","direction":"egress",
-     "bytesPerSecond":1250000000.0},
-    {"node":"gpu-node-bravo","remote":"151.101.1.69","class":"external",
-     "direction":"egress","bytesPerSecond":2048.0}]})",
-              out);
+void Append(std::vector<MetricSample>& out, const char* metric,
+            std::vector<std::pair<std::string, std::string>> labels, int64_t t,
+            double value) {
+  out.push_back({metric, std::move(labels), t * 1000, value});
 }
 
 }  // namespace
@@ -358,16 +235,85 @@ void SeedDashboardStore(Store& store, int64_t now_s) {
   SeedTraining(store, now_s);
 }
 
-void AddSeriesStandIns(HttpServer* server, int64_t now_s) {
-  server->Handle("GET", "/api/v1/gpu-heatmap",
-                 [now_s](const HttpRequest& req, HttpResponse* out) {
-                   Heatmap(req, out, now_s);
-                 });
-  server->HandlePattern("GET", "/api/v1/nodes/{name}/gpu-metrics",
-                        [now_s](const HttpRequest& req, HttpResponse* out) {
-                          GpuMetrics(req, out, now_s);
-                        });
-  server->Handle("GET", "/api/v1/flows", Flows);
+void SeedSeries(Store& store, int64_t now_s) {
+  std::vector<MetricSample> samples;
+  const int64_t last = now_s / 30 * 30;
+  for (int64_t t = last - 3900; t <= last; t += 30) {
+    const int64_t age = last - t;
+    for (int g = 0; g < 8; ++g) {
+      const std::string gpu = std::to_string(g);
+      double u = AlphaUtilization(g, t);
+      double values[] = {u, (20 + 160 * u) * double(int64_t{1} << 30),
+                         150 + 600 * u, 40 + 40 * u};
+      if (g == 0 && age < 180) {  // the latest of GPU 0, whatever the grid
+        const double latest[] = {0.62, 150.0 * double(int64_t{1} << 30), 612,
+                                 71};
+        std::copy(std::begin(latest), std::end(latest), values);
+      }
+      const char* metrics[] = {
+          "lens_gpu_utilization_ratio", "lens_gpu_memory_used_bytes",
+          "lens_gpu_power_watts", "lens_gpu_temperature_celsius"};
+      for (int m = 0; m < 4; ++m) {
+        Append(samples, metrics[m], {{"node", kAlpha}, {"gpu", gpu}}, t,
+               values[m]);
+      }
+    }
+    // Bravo's agent went stale half an hour in.
+    for (int g = 0; g < 4 && age < 1800; ++g) {
+      Append(samples, "lens_gpu_utilization_ratio",
+             {{"node", kBravo}, {"gpu", std::to_string(g)}}, t, 0.25);
+    }
+    // Counters at steady rates: bytes/s and retransmits/s.
+    const double s = double(t - (last - 3900));
+    const std::pair<std::string, std::string> llama = {
+        "workload", "ml-research/llama-pretrain"};
+    Append(samples, "lens_tcp_flow_bytes_sent_total",
+           {{"node", kAlpha},
+            llama,
+            {"class", "cluster"},
+            {"direction", "egress"}},
+           t, 1.25e9 * s);
+    Append(samples, "lens_tcp_flow_bytes_received_total",
+           {{"node", kAlpha},
+            llama,
+            {"class", "cluster"},
+            {"direction", "ingress"}},
+           t, 1.18e9 * s);
+    Append(samples, "lens_tcp_flow_retransmits_total",
+           {{"node", kAlpha},
+            llama,
+            {"class", "cluster"},
+            {"direction", "egress"}},
+           t, 0.5 * s);
+    Append(samples, "lens_tcp_flow_retransmits_total",
+           {{"node", kAlpha},
+            llama,
+            {"class", "cluster"},
+            {"direction", "ingress"}},
+           t, 0.25 * s);
+    Append(samples, "lens_tcp_flow_bytes_sent_total",
+           {{"node", kBravo},
+            {"workload", "host"},
+            {"class", "external"},
+            {"direction", "egress"}},
+           t, 2048 * s);
+    Append(samples, "lens_tcp_flow_remote_bytes_total",
+           {{"node", kAlpha},
+            {"remote", "10.0.0.12"},
+            {"class", "cluster"},
+            {"direction", "egress"}},
+           t, 1.25e9 * s);
+    Append(samples, "lens_tcp_flow_remote_bytes_total",
+           {{"node", kBravo},
+            {"remote", "151.101.1.69"},
+            {"class", "external"},
+            {"direction", "egress"}},
+           t, 2048 * s);
+  }
+  SampleHistoryOptions options;
+  options.resolution = std::chrono::seconds(30);
+  Status st = store.samples().AppendSamples(samples, options);
+  ASSERT_TRUE(st.ok()) << st;
 }
 
 }  // namespace lens::test

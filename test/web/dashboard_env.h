@@ -1,15 +1,13 @@
 // What the dashboard test serves: a store seeded through its own API with
-// recognisable names and numbers (the pages must show them), and stand-ins
-// for the API's routes that read the time series (GPU heatmap, per-GPU
-// metrics, flows), which answer 503 without a time-series backend,
-// answering in their documented shapes with made-up series, so the pages'
-// charts and tables for those routes are exercised too.
+// recognisable names and numbers (the pages must show them), and its sample
+// history with the series the time-series routes read (GPU utilisation,
+// memory, power and temperature per GPU, TCP flow counters), as lens up's
+// local scrape or lens-telemetry would write them.
 #ifndef LENS_TEST_WEB_DASHBOARD_ENV_H_
 #define LENS_TEST_WEB_DASHBOARD_ENV_H_
 
 #include <cstdint>
 
-#include "lens/http.h"
 #include "lens/store.h"
 
 namespace lens::test {
@@ -35,11 +33,12 @@ inline constexpr int64_t kRun2Last = 30;
 // default range (the last hour) holds them. Fails the test on error.
 void SeedDashboardStore(Store& store, int64_t now_s);
 
-// Registers the stand-ins on `server` after AddApiRoutes, replacing the
-// API's own handlers of the same paths (a later registration wins):
-//   GET /api/v1/gpu-heatmap, /api/v1/nodes/{name}/gpu-metrics,
-//   /api/v1/flows.
-void AddSeriesStandIns(HttpServer* server, int64_t now_s);
+// The last 65 minutes of series, every 30 s: alpha's 8 GPUs (GPU 0 at
+// 62%, 150 GiB, 612 W, 71 °C for the last 3 minutes), bravo's 4 GPUs at
+// 25% for the last half hour; flows of the llama workload on alpha at
+// 1.25 GB/s out and 1.18 GB/s in with 0.5 and 0.25 retransmits/s, host
+// traffic on bravo at 2048 B/s, and two remotes.
+void SeedSeries(Store& store, int64_t now_s);
 
 }  // namespace lens::test
 

@@ -1,5 +1,5 @@
-// #/workloads/<uid> — one workload: status, pods, GPUs by node, training
-// progress, runs and events.
+// #/workloads/<uid> — one workload: status, pods, the GPUs its containers
+// hold, training progress, runs, training events and pod lifecycle.
 import * as api from '../api.js';
 import {badge, card, h, link, pageHead, stat, table} from '../dom.js';
 import * as fmt from '../format.js';
@@ -36,9 +36,11 @@ export async function render(ctx) {
            trainingCard(ctx, training),
            h('div', {class: 'grid two'},
              card('Pods', podTable(pods)),
-             card('GPUs by node', gpuTable(pods))),
+             card('GPUs', gpuTable(detail.gpus || []))),
            card('Runs', runTable(detail.runs || []), {wide: true}),
-           card('Events', eventTable(detail.events || []), {wide: true}));
+           h('div', {class: 'grid two'},
+             card('Training events', eventTable(detail.events || [])),
+             card('Pod lifecycle', lifecycleTable(detail.lifecycle || []))));
 }
 
 function podTable(pods) {
@@ -52,20 +54,27 @@ function podTable(pods) {
   ], pods, {empty: 'No pods linked to this workload.', id: 'pods-table'});
 }
 
-function gpuTable(pods) {
-  const byNode = new Map();
-  for (const p of pods) {
-    if (!p.node) continue;
-    const row = byNode.get(p.node) || {node: p.node, gpus: 0, pods: 0};
-    row.pods += 1;
-    row.gpus += p.running ? p.gpuAllocated : 0;
-    byNode.set(p.node, row);
-  }
+// The GPUs the workload's containers hold, from the node inventory.
+function gpuTable(gpus) {
   return table([
-    {label: 'Node', value: (r) => link(r.node, 'nodes', r.node)},
-    {label: 'Pods', num: true, value: (r) => fmt.num(r.pods)},
-    {label: 'GPUs allocated', num: true, value: (r) => fmt.num(r.gpus)},
-  ], [...byNode.values()], {empty: 'No pod is placed on a node.', id: 'workload-gpus'});
+    {label: 'Node', value: (g) => link(g.node, 'nodes', g.node)},
+    {label: 'GPU', num: true, value: (g) => fmt.num(g.gpuIndex)},
+    {label: 'Model', value: (g) => g.model},
+    {label: 'Serial', value: (g) => g.serial},
+    {label: 'Pod', value: (g) => g.pod},
+    {label: 'Container', value: (g) => g.container},
+    {label: 'State', value: (g) => badge(g.containerState)},
+  ], gpus, {empty: 'No container of this workload holds a GPU.', id: 'workload-gpus'});
+}
+
+function lifecycleTable(events) {
+  return table([
+    {label: 'When', value: (e) => fmt.dateTime(e.at)},
+    {label: 'Pod', value: (e) => e.pod},
+    {label: 'Event', value: (e) => e.type},
+    {label: 'Phase', value: (e) => badge(e.phase)},
+    {label: 'Restarts', num: true, value: (e) => fmt.num(e.restartCount)},
+  ], events, {empty: 'No pod lifecycle events recorded.', id: 'lifecycle-table'});
 }
 
 function runTable(runs) {
