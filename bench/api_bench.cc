@@ -32,12 +32,10 @@
 #include <thread>
 #include <vector>
 
+#include "bench_stores.h"
 #include "lens/api.h"
 #include "lens/http.h"
 #include "lens/store.h"
-#ifdef LENS_BENCH_POSTGRES
-#include "postgres_server.h"
-#endif
 
 namespace {
 
@@ -306,22 +304,6 @@ BENCHMARK(BM_Load)
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("lens_api_bench_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  g_urls[0] = "sqlite://" + (dir / "lens.db").string();
-#ifdef LENS_BENCH_POSTGRES
-  auto pg = lens::test::PostgresServer::Start();
-  if (pg.ok()) {
-    g_urls[1] = (*pg)->url();
-  } else {
-    fprintf(stderr, "PostgreSQL benchmarks skipped: %s\n",
-            pg.status().message().c_str());
-  }
-#endif
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  std::filesystem::remove_all(dir);
-  return 0;
+  return lens::bench::RunWithStores(argc, argv, "api_bench", &g_urls[0],
+                                    &g_urls[1]);
 }

@@ -16,11 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "bench_stores.h"
 #include "lens/store.h"
 #include "lens/timeseries.h"
-#ifdef LENS_BENCH_POSTGRES
-#include "postgres_server.h"
-#endif
 
 namespace {
 
@@ -116,22 +114,6 @@ BENCHMARK(BM_HistoryRange)
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("lens_timeseries_bench_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  g_sqlite_url = "sqlite://" + (dir / "lens.db").string();
-#ifdef LENS_BENCH_POSTGRES
-  auto pg = lens::test::PostgresServer::Start();
-  if (pg.ok()) {
-    g_pg_url = (*pg)->url();
-  } else {
-    fprintf(stderr, "PostgreSQL benchmarks skipped: %s\n",
-            pg.status().message().c_str());
-  }
-#endif
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  std::filesystem::remove_all(dir);
-  return 0;
+  return lens::bench::RunWithStores(argc, argv, "timeseries_bench",
+                                    &g_sqlite_url, &g_pg_url);
 }
