@@ -3,6 +3,8 @@
 // bad configuration exits 2 naming the key; SIGTERM stops it cleanly; and
 // `lens up` serves the same API and dashboard over its store and prints
 // the dashboard's URL.
+#include "lens/api_service.h"
+
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -13,8 +15,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "chromium.h"
 #include "command.h"
-#include "lens/api_service.h"
 #include "lens/store.h"
 #include "loopback_traffic.h"
 
@@ -89,7 +91,8 @@ TEST_F(ApiServiceTest, TokenGuardsTheApiAndMetricsButNotThePageOrProbes) {
   ASSERT_TRUE(service.ok()) << service.status();
   EXPECT_EQ((*service)->series_backend(), "sample-history");
   const std::string url = (*service)->http_url();
-  httplib::Client client("127.0.0.1", std::stoi(url.substr(url.rfind(':') + 1)));
+  httplib::Client client("127.0.0.1",
+                         std::stoi(url.substr(url.rfind(':') + 1)));
   for (const char* path : {"/", "/healthz", "/readyz"}) {
     auto res = client.Get(path);
     ASSERT_TRUE(res) << path;
@@ -169,12 +172,12 @@ TEST_F(ApiServiceTest, LensUpServesTheDashboardOverItsStore) {
   const int port = test::FreeLoopbackPort();
   for (int start = 0; start < 2; ++start) {
     const std::string log = dir_ + "/up" + std::to_string(start) + ".log";
-    pid_ = test::Spawn({LENS_CLI_BIN, "up", "--database", database_,
-                        "--listen", "127.0.0.1:0", "--flows-listen",
-                        "127.0.0.1:0", "--jobs-listen", "127.0.0.1:0",
-                        "--telemetry-listen", "127.0.0.1:0", "--api-listen",
-                        "127.0.0.1:" + std::to_string(port)},
-                       log);
+    pid_ = test::Spawn(
+        {LENS_CLI_BIN, "up", "--database", database_, "--listen", "127.0.0.1:0",
+         "--flows-listen", "127.0.0.1:0", "--jobs-listen", "127.0.0.1:0",
+         "--telemetry-listen", "127.0.0.1:0", "--api-listen",
+         "127.0.0.1:" + std::to_string(port)},
+        log);
     ASSERT_GT(pid_, 0);
     ASSERT_TRUE(WaitHealthy(port)) << test::ReadFile(log);
     httplib::Client client("127.0.0.1", port);
@@ -205,18 +208,19 @@ TEST_F(ApiServiceTest, LensUpServesTheDashboardOverItsStore) {
 }
 
 // `lens up --logs` on the example resumed log: the file is a workload the
-// API lists, with both runs and every iteration of the log.
+// API lists, with both runs and every iteration of the log, and the
+// dashboard's training chart shows them.
 TEST_F(ApiServiceTest, LensUpLogsBecomeAWorkloadWithItsRuns) {
-  const std::string log = std::filesystem::absolute(
-      std::string(LENS_SOURCE_DIR) +
-      "/examples/logs/megatron_lm_gpt_8b_resume.log");
+  const std::string log =
+      std::filesystem::absolute(std::string(LENS_SOURCE_DIR) +
+                                "/examples/logs/megatron_lm_gpt_8b_resume.log");
   const int port = test::FreeLoopbackPort();
-  pid_ = test::Spawn({LENS_CLI_BIN, "up", "--database", database_, "--listen",
-                      "127.0.0.1:0", "--flows-listen", "127.0.0.1:0",
-                      "--jobs-listen", "127.0.0.1:0", "--telemetry-listen",
-                      "127.0.0.1:0", "--api-listen",
-                      "127.0.0.1:" + std::to_string(port), "--logs", log},
-                     dir_ + "/up.log");
+  pid_ = test::Spawn(
+      {LENS_CLI_BIN, "up", "--database", database_, "--listen", "127.0.0.1:0",
+       "--flows-listen", "127.0.0.1:0", "--jobs-listen", "127.0.0.1:0",
+       "--telemetry-listen", "127.0.0.1:0", "--api-listen",
+       "127.0.0.1:" + std::to_string(port), "--logs", log},
+      dir_ + "/up.log");
   ASSERT_GT(pid_, 0);
   ASSERT_TRUE(WaitHealthy(port)) << test::ReadFile(dir_ + "/up.log");
   httplib::Client client("127.0.0.1", port);
@@ -232,9 +236,8 @@ TEST_F(ApiServiceTest, LensUpLogsBecomeAWorkloadWithItsRuns) {
             std::string::npos)
       << body;
   const std::string uid = std::filesystem::canonical(log).string();
-  const std::string path = "/api/v1/workloads/" +
-                           Escaped(uid) +
-                           "/iterations?pageSize=1";
+  const std::string path =
+      "/api/v1/workloads/" + Escaped(uid) + "/iterations?pageSize=1";
   for (int i = 0; i < 200; ++i) {
     auto res = client.Get(path);
     ASSERT_TRUE(res);
@@ -243,12 +246,25 @@ TEST_F(ApiServiceTest, LensUpLogsBecomeAWorkloadWithItsRuns) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_NE(body.find("\"total\":53"), std::string::npos) << body;
-  auto detail = client.Get("/api/v1/workloads/" +
-                           Escaped(uid));
+  auto detail = client.Get("/api/v1/workloads/" + Escaped(uid));
   ASSERT_TRUE(detail);
   EXPECT_EQ(detail->status, 200) << detail->body;
-  EXPECT_NE(detail->body.find("\"run\":2"), std::string::npos)
-      << detail->body;
+  EXPECT_NE(detail->body.find("\"run\":2"), std::string::npos) << detail->body;
+  // The dashboard's workload page charts every iteration of both runs.
+  if (!test::ChromiumPath().empty()) {
+    auto page = test::LoadPage("http://127.0.0.1:" + std::to_string(port) +
+                               "/#/workloads/" + Escaped(uid));
+    ASSERT_TRUE(page.ok()) << page.status();
+    EXPECT_NE(page->dom.find("Loss: 2 runs, 53 points, latest 3.17 at "
+                             "iteration 500"),
+              std::string::npos)
+        << page->dom;
+    EXPECT_NE(page->dom.find("megatron_lm_gpt_8b_resume.log"),
+              std::string::npos);
+    EXPECT_TRUE(page->console.empty()) << page->stderr_text;
+  } else {
+    std::printf("chromium not installed: the chart check is skipped\n");
+  }
   ::kill(pid_, SIGINT);
   auto status = test::WaitExit(pid_, seconds(30));
   ASSERT_TRUE(status.has_value());
