@@ -183,7 +183,7 @@ Served* Serve(int backend) {
   lens::HttpServerOptions http;
   http.listen = "127.0.0.1:0";
   http.threads = 8;  // as lens-api (liblens/service/api_service_options.cc)
-  http.max_connections_per_peer = http.max_connections;
+  http.max_connections_per_peer = 256;  // as lens-api
   auto server = lens::HttpServer::Create(http);
   if (!server.ok()) return nullptr;
   s.server = std::move(*server);

@@ -28,9 +28,11 @@ StatusOr<ApiServiceOptions> ApiServiceOptionsFromConfig(const Config& config) {
   o.http.priority_paths = {"/metrics", "/healthz", "/readyz"};
   o.http.tls_cert_file = c.tls_cert_file;
   o.http.tls_key_file = c.tls_key_file;
-  // Browsers behind one ingress or proxy share its address: the per-peer
-  // cap is the whole cap here. Handlers wait on the store, so more of them.
-  o.http.max_connections_per_peer = o.http.max_connections;
+  // Browsers behind one ingress or proxy share its address: a per-peer cap
+  // well above the node daemons' 64, still short of the whole cap so that
+  // one host cannot hold every connection. Handlers wait on the store, so
+  // more of them.
+  o.http.max_connections_per_peer = 256;
   o.http.threads = 8;
   o.api.cluster = c.cluster;
   o.dashboard = c.dashboard;
