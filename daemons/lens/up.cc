@@ -257,10 +257,10 @@ Command AddUp(CLI::App& app) {
         jobs_options = started.status();
       }
     }
-    auto telemetry =
-        StartUpTelemetry(*config, *logs, **service, options->node_name,
-                         std::max<std::chrono::milliseconds>(
-                             options->agent->interval, std::chrono::seconds(5)));
+    auto telemetry = StartUpTelemetry(
+        *config, *logs, **service, options->node_name,
+        std::max<std::chrono::milliseconds>(options->agent->interval,
+                                            std::chrono::seconds(5)));
     if (!telemetry.ok() && !logs->empty()) {
       std::fprintf(stderr, "lens up: telemetry: %s\n",
                    telemetry.status().message().c_str());
@@ -272,9 +272,10 @@ Command AddUp(CLI::App& app) {
     // The dashboard and the API over the same store (its sample history for
     // the time series).
     auto api_options = ApiServiceOptionsFromConfig(*config);
-    auto api = api_options.ok() ? ApiService::Start(*api_options)
-                                : StatusOr<std::unique_ptr<ApiService>>(
-                                      api_options.status());
+    auto api =
+        api_options.ok()
+            ? ApiService::Start(*api_options)
+            : StatusOr<std::unique_ptr<ApiService>>(api_options.status());
     if (!api.ok()) {
       std::fprintf(stderr, "lens up: api: %s\n",
                    api.status().message().c_str());

@@ -65,7 +65,7 @@ class LENS_EXPORT ApiService {
   void Stop();
 
   std::string http_url() const;
-  std::string database() const;          // the store's target, redacted
+  std::string database() const;             // the store's target, redacted
   std::string_view series_backend() const;  // "promql" or "sample-history"
 
  private:

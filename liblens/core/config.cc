@@ -15,11 +15,11 @@
 #include <span>
 #include <vector>
 
+#include "core/config_api.h"
 #include "core/config_decode.h"
 #include "core/config_jobs.h"
 #include "core/config_netflow.h"
 #include "core/config_node_exporter.h"
-#include "core/config_api.h"
 #include "core/config_telemetry.h"
 #include "core/redact.h"
 

@@ -10,8 +10,8 @@
 
 namespace lens::config {
 
-Status DecodeApi(const Ctx& ctx, const YAML::Node& node, const std::string& path,
-                 ApiConfigOptions* out);
+Status DecodeApi(const Ctx& ctx, const YAML::Node& node,
+                 const std::string& path, ApiConfigOptions* out);
 std::vector<std::string_view> ApiKeys();
 
 }  // namespace lens::config

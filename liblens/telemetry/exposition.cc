@@ -11,8 +11,8 @@ namespace lens::telemetry {
 namespace {
 
 bool NameChar(char c, bool first) {
-  const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                     c == '_' || c == ':';
+  const bool alpha =
+      (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
   return alpha || (!first && c >= '0' && c <= '9');
 }
 
@@ -83,8 +83,8 @@ Status ParseLine(std::string_view line, int64_t default_ms,
   if (space != std::string_view::npos) {
     std::string_view ts = rest.substr(space + 1);
     while (!ts.empty() && ts.front() == ' ') ts.remove_prefix(1);
-    auto [end, ec] = std::from_chars(ts.data(), ts.data() + ts.size(),
-                                     sample->timestamp_ms);
+    auto [end, ec] =
+        std::from_chars(ts.data(), ts.data() + ts.size(), sample->timestamp_ms);
     if (ec != std::errc() || end != ts.data() + ts.size()) {
       return InvalidArgumentError("bad timestamp \"" + std::string(ts) + "\"");
     }

@@ -128,11 +128,11 @@ void LocalScraper::Loop() {
 void LocalScraper::Scrape(Target& target) {
   const LocalScrapeTarget& spec = target.spec;
   std::vector<MetricSample> samples;
-  Status st = ParseExposition(spec.render(), NowMs(), spec.metric_prefixes,
-                              &samples);
+  Status st =
+      ParseExposition(spec.render(), NowMs(), spec.metric_prefixes, &samples);
   if (st.ok() && !samples.empty()) {
-    IngestResult r = sink_->WriteRemote(Encode(samples, spec),
-                                        "application/x-protobuf");
+    IngestResult r =
+        sink_->WriteRemote(Encode(samples, spec), "application/x-protobuf");
     if (r.http_status >= 300) {
       st = UnavailableError(std::to_string(r.http_status) + " " + r.message);
     }

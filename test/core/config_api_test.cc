@@ -40,19 +40,20 @@ TEST(ConfigApiTest, KeysBecomeServiceOptionsWithTokensRead) {
   const std::string vm_token = token + "-vm";
   std::ofstream(token) << "s3cret\n";
   std::ofstream(vm_token) << " vm-token \n";
-  auto c = ParseConfig("api:\n"
-                       "  listen: 127.0.0.1:0\n"
-                       "  cluster: prod-east\n"
-                       "  dashboard: false\n"
-                       "  bearerTokenFile: " +
-                           token +
-                           "\n"
-                           "  prometheusUrl: https://vm:8428\n"
-                           "  prometheusTokenFile: " +
-                           vm_token +
-                           "\n"
-                           "  prometheusTimeout: 3s\n",
-                       "inline", NoEnv());
+  auto c = ParseConfig(
+      "api:\n"
+      "  listen: 127.0.0.1:0\n"
+      "  cluster: prod-east\n"
+      "  dashboard: false\n"
+      "  bearerTokenFile: " +
+          token +
+          "\n"
+          "  prometheusUrl: https://vm:8428\n"
+          "  prometheusTokenFile: " +
+          vm_token +
+          "\n"
+          "  prometheusTimeout: 3s\n",
+      "inline", NoEnv());
   ASSERT_TRUE(c.ok()) << c.status();
   auto o = ApiServiceOptionsFromConfig(*c);
   std::remove(token.c_str());
@@ -95,8 +96,7 @@ TEST(ConfigApiTest, BadValuesAreLocated) {
   ASSERT_TRUE(config.ok()) << config.status();
   auto o = ApiServiceOptionsFromConfig(*config);
   ASSERT_FALSE(o.ok());
-  EXPECT_NE(o.status().message().find("api.bearerTokenFile"),
-            std::string::npos)
+  EXPECT_NE(o.status().message().find("api.bearerTokenFile"), std::string::npos)
       << o.status();
   EXPECT_NE(o.status().message().find("/nonexistent/token"), std::string::npos)
       << o.status();

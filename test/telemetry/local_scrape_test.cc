@@ -124,24 +124,25 @@ std::string LabelOf(const SeriesSamples& s, const std::string& name) {
 
 TEST_F(LocalScrapeTest, OwnSeriesReachTheHistoryWithNodeAndWorkload) {
   std::atomic<int> renders{0};
-  ASSERT_TRUE(processor_
-                  ->AddLocalScrape(
-                      {"node-agent",
-                       [&renders] {
-                         ++renders;
-                         return std::string(
-                             "# TYPE lens_gpu_utilization_ratio gauge\n"
-                             "lens_gpu_utilization_ratio{gpu=\"0\","
-                             "bdf=\"0000:0c:00.0\",serial=\"692353001198\"} "
-                             "0.5\n"
-                             "lens_tcp_flow_bytes_sent_total{class=\"external\","
-                             "direction=\"egress\",workload=\"ml/train\"} 4096\n"
-                             "lens_node_load1 3\n");
-                       },
-                       {{"node", "node-a"}},
-                       {"lens_gpu_", "lens_tcp_flow_", "lens_node_"},
-                       milliseconds(100)})
-                  .ok());
+  ASSERT_TRUE(
+      processor_
+          ->AddLocalScrape(
+              {"node-agent",
+               [&renders] {
+                 ++renders;
+                 return std::string(
+                     "# TYPE lens_gpu_utilization_ratio gauge\n"
+                     "lens_gpu_utilization_ratio{gpu=\"0\","
+                     "bdf=\"0000:0c:00.0\",serial=\"692353001198\"} "
+                     "0.5\n"
+                     "lens_tcp_flow_bytes_sent_total{class=\"external\","
+                     "direction=\"egress\",workload=\"ml/train\"} 4096\n"
+                     "lens_node_load1 3\n");
+               },
+               {{"node", "node-a"}},
+               {"lens_gpu_", "lens_tcp_flow_", "lens_node_"},
+               milliseconds(100)})
+          .ok());
   const std::vector<SeriesSamples> gpu = History("lens_gpu_utilization_ratio");
   ASSERT_EQ(gpu.size(), 1u);
   EXPECT_EQ(LabelOf(gpu[0], "node"), "node-a");

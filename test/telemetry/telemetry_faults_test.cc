@@ -370,12 +370,12 @@ TEST_F(TelemetryDaemonTest, LensUpFollowsATrainingLogIntoTheStore) {
   const size_t first = text.size() * 2 / 5;
   ASSERT_TRUE(test::WriteFile(log, text.substr(0, first)).ok());
   port_ = test::FreeLoopbackPort();
-  pid_ = test::Spawn({LENS_CLI_BIN, "up", "--database", database_, "--listen",
-                      "127.0.0.1:0", "--flows-listen", "127.0.0.1:0",
-                      "--jobs-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
-                      "--telemetry-listen",
-                      "127.0.0.1:" + std::to_string(port_), "--logs", log},
-                     dir_ + "/up.log");
+  pid_ = test::Spawn(
+      {LENS_CLI_BIN, "up", "--database", database_, "--listen", "127.0.0.1:0",
+       "--flows-listen", "127.0.0.1:0", "--jobs-listen", "127.0.0.1:0",
+       "--api-listen", "127.0.0.1:0", "--telemetry-listen",
+       "127.0.0.1:" + std::to_string(port_), "--logs", log},
+      dir_ + "/up.log");
   ASSERT_GT(pid_, 0);
   httplib::Client client("127.0.0.1", port_);
   bool up = false;
