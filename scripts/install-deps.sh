@@ -3,11 +3,13 @@
 # Idempotent: when everything is installed it only asks dpkg and exits (well under a second);
 # otherwise it runs one `apt-get update` and one `apt-get install` of the missing packages.
 # Uses sudo only when not root. Nothing else is downloaded, here or at build/run time.
+# `--build`: only what building the library and the daemons needs (deploy/Dockerfile).
 #
-# To add a dependency, add its package to PACKAGES (one per line, with what needs it).
+# To add a dependency, add its package to BUILD_PACKAGES or TEST_PACKAGES (one per line, with
+# what needs it).
 set -euo pipefail
 
-PACKAGES=(
+BUILD_PACKAGES=(
   # toolchain
   build-essential
   cmake
@@ -34,6 +36,9 @@ PACKAGES=(
   libsnappy-dev         # Prometheus remote write (snappy block format)
   libjs-chart.js        # Chart.js 3.9 for the dashboard, embedded in lens at build time (web/)
   bpftool               # vmlinux.h and the BPF skeleton (build time only)
+)
+
+TEST_PACKAGES=(
   # tests and benchmarks
   libgtest-dev
   libgmock-dev
@@ -54,6 +59,14 @@ PACKAGES=(
   python3-dev
   python3-pytest
 )
+
+PACKAGES=("${BUILD_PACKAGES[@]}")
+if [ "${1:-}" != "--build" ]; then
+  PACKAGES+=("${TEST_PACKAGES[@]}")
+  # `kubectl kustomize` renders deploy/ in the manifest tests. Any kubectl will do (one from
+  # Kubernetes' own packages may be installed already, and conflicts with Debian's).
+  command -v kubectl >/dev/null 2>&1 || PACKAGES+=(kubernetes-client)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

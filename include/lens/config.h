@@ -22,6 +22,11 @@
 //     inCluster: true
 //   database:
 //     url: sqlite:///var/lib/lens/lens.db
+//   tuner:                   # lens-tuner (docs/tuner.md)
+//     sysctls:
+//       vm.max_map_count: 262144
+//     limits:
+//       - {item: nofile, value: 131072}
 //
 // Sections of components not built yet (`multiCluster`) are rejected as
 // unknown keys until their option structs are added here. To add a section:
@@ -46,6 +51,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -371,6 +377,56 @@ struct LENS_EXPORT DatabaseOptions {
   Status Validate() const;
 };
 
+// One entry of `tuner.limits`: a pam_limits line (limits.conf(5)).
+struct LENS_EXPORT TunerLimit {
+  enum class Type { kSoft, kHard, kBoth };
+  // `domain`: a user, @group, %group, uid range or "*" (everyone).
+  std::string domain = "*";
+  // `type`: soft | hard | both (written as "-").
+  Type type = Type::kBoth;
+  // `item`: nofile | memlock | nproc | stack | core.
+  std::string item;
+  // `value`: a decimal integer (KiB for memlock, stack and core) or
+  // "unlimited" (not for nofile).
+  std::string value;
+};
+
+// "soft", "hard" or "both".
+LENS_EXPORT std::string_view TunerLimitTypeName(TunerLimit::Type type);
+
+// `tuner:` section: lens-tuner, declarative kernel and limits tuning
+// (docs/tuner.md).
+struct LENS_EXPORT TunerOptions {
+  // `listenAddress`: host:port of /metrics and /healthz.
+  std::string listen_address = "0.0.0.0:8995";
+  // `interval`: how often the node is checked (and drift re-applied); >= 1s.
+  std::chrono::milliseconds interval{30000};
+  // `procRoot`, `etcRoot`: the host's /proc and /etc (e.g. /host/proc in a
+  // container).
+  std::string proc_root = "/proc";
+  std::string etc_root = "/etc";
+  // `persist`: also write <etcRoot>/sysctl.d/90-lens.conf so the sysctls
+  // survive a reboot.
+  bool persist = true;
+  // `sysctls`: dotted key -> value; only keys of the known table
+  // (docs/tuner.md), each within its range. Values are kept canonical
+  // (integers as the kernel prints them, several separated by one space).
+  // From a flag or variable: "key=value,key=value".
+  std::map<std::string, std::string> sysctls;
+  // `limits`: a list of {domain, type, item, value}; from a flag or
+  // variable: comma-separated "item=value" or "domain type item value".
+  std::vector<TunerLimit> limits;
+  // `bearerTokenFile`: required on every route but /healthz.
+  // `tlsCertFile`, `tlsKeyFile`: HTTPS.
+  std::string bearer_token_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+
+  // InvalidArgument naming the key: "sysctls: unknown key \"vm.max_map_cont\"
+  // (did you mean vm.max_map_count?)", "limits: nofile: ...".
+  Status Validate() const;
+};
+
 // The whole configuration file. Plain value; copy freely.
 struct LENS_EXPORT Config {
   LoggingOptions logging;
@@ -382,6 +438,7 @@ struct LENS_EXPORT Config {
   TelemetryConfigOptions telemetry;
   ApiConfigOptions api;
   DatabaseOptions database;
+  TunerOptions tuner;
   // `httpPort`: the daemon's HTTP port, 1..65535; unset means the daemon's own
   // default.
   std::optional<int> http_port;

@@ -21,6 +21,7 @@
 #include "core/config_netflow.h"
 #include "core/config_node_exporter.h"
 #include "core/config_telemetry.h"
+#include "core/config_tuner.h"
 #include "core/redact.h"
 
 namespace lens {
@@ -123,6 +124,9 @@ constexpr FieldRule<Config> kTopLevelRules[] = {
     {"database",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
         Config* out) { return DecodeDatabase(ctx, v, path, &out->database); }},
+    {"tuner",
+     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
+        Config* out) { return DecodeTuner(ctx, v, path, &out->tuner); }},
     {"httpPort",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
         Config* out) {
@@ -148,6 +152,7 @@ std::vector<std::string> EnvOverridableKeys() {
   add("telemetry", TelemetryKeys());
   add("api", ApiKeys());
   add("database", DatabaseKeys());
+  add("tuner", TunerKeys());
   out.push_back("httpPort");
   return out;
 }
@@ -296,6 +301,7 @@ Status Config::Validate() const {
   LENS_RETURN_IF_ERROR(telemetry.Validate().WithContext("telemetry"));
   LENS_RETURN_IF_ERROR(api.Validate().WithContext("api"));
   LENS_RETURN_IF_ERROR(database.Validate().WithContext("database"));
+  LENS_RETURN_IF_ERROR(tuner.Validate().WithContext("tuner"));
   if (http_port.has_value())
     LENS_RETURN_IF_ERROR(ValidatePort(*http_port).WithContext("httpPort"));
   return OkStatus();

@@ -1,0 +1,40 @@
+// lens-tuner's options from the config: the `tuner:` section, the token
+// file read.
+#include "lens/tuner_service.h"
+
+namespace lens {
+
+Status TunerServiceOptions::Validate() const {
+  LENS_RETURN_IF_ERROR(spec.Validate().WithContext("tuner"));
+  if (interval < std::chrono::seconds(1)) {
+    return InvalidArgumentError("tuner: interval: must be at least 1s");
+  }
+  LENS_RETURN_IF_ERROR(http.Validate().WithContext("http"));
+  return OkStatus();
+}
+
+StatusOr<TunerServiceOptions> TunerServiceOptionsFromConfig(
+    const Config& config) {
+  const TunerOptions& c = config.tuner;
+  LENS_RETURN_IF_ERROR(c.Validate().WithContext("tuner"));
+  TunerServiceOptions o;
+  o.spec = TuningSpecFromConfig(c);
+  o.interval = c.interval;
+  if (!c.bearer_token_file.empty()) {
+    LENS_ASSIGN_OR_RETURN(
+        o.http.bearer_token,
+        ReadBearerTokenFile(c.bearer_token_file, "tuner.bearerTokenFile"));
+  }
+  o.http.listen = c.listen_address;
+  o.http.public_paths = {"/healthz"};
+  o.http.priority_paths = {"/metrics", "/healthz"};
+  o.http.tls_cert_file = c.tls_cert_file;
+  o.http.tls_key_file = c.tls_key_file;
+  // Prometheus and a probe: nothing else talks to a node's tuner.
+  o.http.threads = 1;
+  o.http.max_connections = 64;
+  LENS_RETURN_IF_ERROR(o.Validate());
+  return o;
+}
+
+}  // namespace lens

@@ -1,0 +1,91 @@
+// The rendered base deployed on this machine: each Lens container of each
+// workload started as its own process with the command, arguments,
+// environment and lens.yaml the manifests give it. What Kubernetes would
+// provide is provided from the manifests too:
+// - every volume mount is a directory of the test: a ConfigMap's data files,
+//   a Secret's listed items (with generated tokens), an emptyDir; a hostPath
+//   is a fixture host (/sys, /proc, /dev) or an empty directory; paths in the
+//   arguments and in lens.yaml are rewritten from the mount path to it;
+// - every container port is a free loopback port ("0.0.0.0:<port>" in
+//   lens.yaml and Service names like lens-jobs.lens.svc:<port> are rewritten);
+// - env from the downward API and Secrets (the database URL: a SQLite file
+//   per workload);
+// - the Kubernetes API: a test API server per workload that uses it, reached
+//   through a kubeconfig in place of the service account (whose files sit at a
+//   fixed path), and logging every request for the RBAC check.
+#ifndef LENS_TEST_DEPLOY_MANIFEST_CLUSTER_H_
+#define LENS_TEST_DEPLOY_MANIFEST_CLUSTER_H_
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kube_api_server.h"
+#include "loopback_traffic.h"
+#include "manifests.h"
+
+namespace lens::test {
+
+struct DeployedContainer {
+  std::string workload;   // "lens-jobs"
+  std::string namespace_name;
+  std::string service_account;
+  std::string binary;     // "lens-jobs"
+  std::vector<std::string> argv;
+  std::vector<std::string> env;            // NAME=value
+  std::map<std::string, int> ports;        // port name -> loopback port
+  std::map<int, int> port_numbers;         // containerPort -> loopback port
+  // (path, port name) of each HTTP probe.
+  std::vector<std::pair<std::string, std::string>> probes;
+  std::map<std::string, std::string> host_paths;  // hostPath -> its stand-in
+  std::string token;  // the bearer token of its HTTP routes ("" if none)
+  std::string config;  // the lens.yaml it reads, rewritten
+  std::string log;
+  KubeApiServer* api = nullptr;  // when it calls the Kubernetes API
+  pid_t pid = -1;
+};
+
+class DeployedCluster {
+ public:
+  // `skip`: workloads not to start (e.g. lens-netflow without eBPF).
+  DeployedCluster(const Rendered& rendered, const std::string& dir,
+                  const std::set<std::string>& skip);
+  ~DeployedCluster();
+
+  // Empty when every Lens container was prepared; else what went wrong.
+  const std::string& error() const { return error_; }
+  // Starts them all, the jobs first (the node agents stream to it).
+  void Start();
+  // SIGTERM to each; the exit statuses (Describe()) by workload.
+  std::map<std::string, std::string> Stop();
+
+  std::vector<DeployedContainer>& containers() { return containers_; }
+  DeployedContainer* Get(const std::string& workload);
+  // Whether the process still runs (false with its exit in `*why`).
+  bool Running(DeployedContainer& c, std::string* why);
+
+ private:
+  void Prepare(const rapidjson::Value& workload, const rapidjson::Value& spec,
+               const rapidjson::Value& container);
+
+  const Rendered& rendered_;
+  std::string dir_;
+  std::set<std::string> skip_;
+  std::string error_;
+  std::map<std::string, std::string> tokens_;  // lens-tokens key -> value
+  std::map<int, int> service_ports_;          // containerPort -> loopback
+  std::vector<DeployedContainer> containers_;
+  std::vector<std::unique_ptr<KubeApiServer>> servers_;
+};
+
+// An HTTP GET on loopback; the status (0 when nothing answered) and body.
+int HttpGet(int port, const std::string& path, const std::string& token,
+            std::string* body = nullptr);
+
+}  // namespace lens::test
+
+#endif  // LENS_TEST_DEPLOY_MANIFEST_CLUSTER_H_
