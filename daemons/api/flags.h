@@ -24,6 +24,9 @@ inline constexpr ConfigFlag kApiFlags[] = {
      "bearer token sent to --prometheus-url"},
     {"--prometheus-ca", "api.prometheusCaFile", ConfigFlag::kText,
      "PEM CA of an https --prometheus-url"},
+    {"--clusters-file", "api.clustersFile", ConfigFlag::kText,
+     "lens-multicluster's cluster directory: serve cluster=<name> for each "
+     "cluster in it (re-read when it changes)"},
     {"--no-dashboard", "api.dashboard", ConfigFlag::kSetFalse,
      "serve the REST API only, no dashboard at /"},
     {"--bearer-token-file", "api.bearerTokenFile", ConfigFlag::kText,

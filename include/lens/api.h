@@ -19,8 +19,11 @@
 #ifndef LENS_API_H_
 #define LENS_API_H_
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "lens/export.h"
 #include "lens/http.h"
@@ -30,10 +33,49 @@
 
 namespace lens {
 
+// The clusters other than its own that an API answers `cluster=<name>` for,
+// each with its own store and time series (lens-multicluster's directory).
+// Thread-safe.
+class LENS_EXPORT ApiClusters {
+ public:
+  struct Handle {
+    std::shared_ptr<Store> store;
+    std::shared_ptr<TimeSeriesSource> series;  // never null
+    bool stale = false;  // its Kubernetes API did not answer lately
+  };
+  virtual ~ApiClusters() = default;
+  // NotFound "unknown cluster" when it is not in the directory; Unavailable
+  // when its store cannot be opened now (the message names the store with
+  // its password redacted).
+  virtual StatusOr<Handle> Find(std::string_view name) = 0;
+};
+
+// Options of the directory file (lens/cluster_directory.h).
+struct LENS_EXPORT ClusterDirectoryOptions {
+  std::string path;
+  // The file is looked at again (mtime and size) at most this often.
+  std::chrono::milliseconds recheck{2000};
+  // Time series of a member with a prometheusUrl come from it (its token as
+  // bearer token) with this timeout; without one, from its store's sample
+  // history.
+  std::chrono::milliseconds prometheus_timeout{10000};
+};
+
+// The clusters of the directory file. A file that is missing or does not
+// parse keeps the last good directory (empty at first) and is logged once
+// per change; a cluster whose endpoints change is reopened on its next
+// request, and requests in flight finish on the old store.
+LENS_EXPORT std::unique_ptr<ApiClusters> NewClusterDirectoryFile(
+    const ClusterDirectoryOptions& options);
+
 struct LENS_EXPORT ApiOptions {
   // The cluster this API serves. The `cluster` query parameter of every
-  // route may be empty or this name; any other is 404 "unknown cluster".
+  // route may be empty or this name, or one of `clusters`; any other is 404
+  // "unknown cluster".
   std::string cluster = "default";
+  // Other clusters (borrowed; must outlive the server's serving); null:
+  // none.
+  ApiClusters* clusters = nullptr;
   // pageSize when a request gives none, and the largest it may give
   // (1..1000, the store's limit).
   int32_t default_page_size = 50;

@@ -38,6 +38,9 @@ struct LENS_EXPORT ApiServiceOptions {
   // The PromQL server time series come from; none: the store's sample
   // history.
   std::optional<PromQlSourceOptions> promql;
+  // The other clusters served for `cluster=` (lens-multicluster's
+  // directory); none: only api.cluster.
+  std::optional<ClusterDirectoryOptions> clusters;
 
   // InvalidArgument naming the field.
   Status Validate() const;

@@ -11,7 +11,8 @@
 //     prometheusUrl: https://vm.us-east-1.example.com   # optional
 //     prometheusToken: "..."                            # optional
 //     stale: false      # true: the member did not answer at the last read
-//     updated: 1764122400  # Unix seconds of the last successful read
+//     updated: 1764122400  # Unix seconds of the read that found these
+//                          # endpoints (re-reads that find the same keep it)
 #ifndef LENS_CLUSTER_DIRECTORY_H_
 #define LENS_CLUSTER_DIRECTORY_H_
 

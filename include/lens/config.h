@@ -27,9 +27,10 @@
 //       vm.max_map_count: 262144
 //     limits:
 //       - {item: nofile, value: 131072}
+//   multiCluster:            # lens-multicluster (docs/multicluster.md)
+//     inCluster: true
 //
-// Sections of components not built yet (`multiCluster`) are rejected as
-// unknown keys until their option structs are added here. To add a section:
+// Any other section is rejected as an unknown key. To add a section:
 // a struct with defaults and `Status Validate() const`, a member in Config, a
 // decoder in liblens/core (config_<section>.cc) and its row in config.cc's
 // section table; every key of it can then be set from the environment.
@@ -362,6 +363,11 @@ struct LENS_EXPORT ApiConfigOptions {
   std::string prometheus_token_file;
   std::string prometheus_ca_file;
   std::chrono::milliseconds prometheus_timeout{10000};
+  // `clustersFile`: the cluster directory lens-multicluster publishes
+  // (lens/cluster_directory.h; a Secret mounted as a file), re-read when it
+  // changes; every cluster in it is served for `cluster=<name>`. Empty: only
+  // `cluster`.
+  std::string clusters_file;
 
   // InvalidArgument naming the key.
   Status Validate() const;
@@ -427,6 +433,47 @@ struct LENS_EXPORT TunerOptions {
   Status Validate() const;
 };
 
+// `multiCluster:` section: lens-multicluster, the per-cluster storage
+// config of every member cluster gathered into one Secret
+// (docs/multicluster.md).
+struct LENS_EXPORT MultiClusterOptions {
+  // `listenAddress`: host:port of /healthz, /readyz and /metrics.
+  std::string listen_address = "0.0.0.0:8996";
+  // `kubeconfig`, `context`, `inCluster`: the home cluster (where the
+  // Secrets below live), as for `controller:`. Exactly one of the two.
+  std::string kubeconfig;
+  std::string context;
+  bool in_cluster = false;
+  // `namespace`: of `clustersSecret` (each data key a member's name, each
+  // value its kubeconfig) and `outputSecret` (key clusters.yaml, the
+  // directory lens-api reads), in the home cluster; must differ.
+  std::string namespace_name = "lens";
+  std::string clusters_secret = "lens-clusters";
+  std::string output_secret = "lens-clusters-config";
+  // `storageSecret` in `storageNamespace`: in each member, its databaseUrl,
+  // prometheusUrl and prometheusToken.
+  std::string storage_secret = "lens-storage";
+  std::string storage_namespace = "lens";
+  // `refresh`: how often every member is read (>= 1s); `requestTimeout`:
+  // the limit of one request to any API server (>= 100ms).
+  std::chrono::milliseconds refresh{30000};
+  std::chrono::milliseconds request_timeout{10000};
+  // `leaderElection`, `leaseNamespace`, `leaseName`, `identity`: as for
+  // `controller:`; only the leader writes the output Secret.
+  bool leader_election = true;
+  std::string lease_namespace = "lens";
+  std::string lease_name = "lens-multicluster";
+  std::string identity;
+  // `bearerTokenFile`: required on every route but /healthz and /readyz.
+  // `tlsCertFile`, `tlsKeyFile`: HTTPS.
+  std::string bearer_token_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+
+  // InvalidArgument naming the key.
+  Status Validate() const;
+};
+
 // The whole configuration file. Plain value; copy freely.
 struct LENS_EXPORT Config {
   LoggingOptions logging;
@@ -439,6 +486,7 @@ struct LENS_EXPORT Config {
   ApiConfigOptions api;
   DatabaseOptions database;
   TunerOptions tuner;
+  MultiClusterOptions multi_cluster;
   // `httpPort`: the daemon's HTTP port, 1..65535; unset means the daemon's own
   // default.
   std::optional<int> http_port;

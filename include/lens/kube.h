@@ -4,8 +4,9 @@
 // resourceVersion and relists on 410 Gone), discovery of any kind's
 // resource, and leader election on a coordination.k8s.io/v1 Lease.
 //
-// Lens never writes to an object it does not own: the only writes this
-// client makes are the leader elector's to its own Lease.
+// Lens never writes to an object it does not own: the only writes made
+// through this client are the leader elector's to its own Lease and
+// lens-multicluster's to the Secret it publishes (docs/multicluster.md).
 #ifndef LENS_KUBE_H_
 #define LENS_KUBE_H_
 
@@ -54,6 +55,19 @@ struct LENS_EXPORT KubeConnection {
 // An exec or auth-provider user is refused with a message saying so.
 LENS_EXPORT StatusOr<KubeConnection> LoadKubeconfig(
     const std::string& path, const std::string& context = "");
+
+// The connection of a kubeconfig held as text rather than in a file (a
+// Secret's value): as LoadKubeconfig, but with nothing beside it to read,
+// so only inline credentials are accepted (server, certificate-authority-
+// data, insecure-skip-tls-verify, token, client-certificate-data,
+// client-key-data); a file path (certificate-authority, tokenFile,
+// client-certificate, client-key) is InvalidArgument saying which field to
+// use instead. `origin` names the text in every error and in
+// KubeConnection::origin ("Secret lens/lens-clusters key us-east-1");
+// errors never quote the text or a credential.
+LENS_EXPORT StatusOr<KubeConnection> KubeconfigFromText(
+    std::string_view text, const std::string& origin,
+    const std::string& context = "");
 
 // The connection of a pod: https://$KUBERNETES_SERVICE_HOST:
 // $KUBERNETES_SERVICE_PORT with the service account's token file (re-read as

@@ -73,6 +73,8 @@ Status ListClusters(const ApiContext& ctx, const RouteSpec&,
   if (page.page_num == 1) {
     w.StartObject();
     Str(w, "name", ctx.options.cluster);
+    w.Key("stale");
+    w.Bool(ctx.stale);
     w.Key("nodes");
     w.StartObject();
     Int(w, "total", static_cast<int64_t>(nodes.size()));

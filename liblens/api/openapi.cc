@@ -58,7 +58,8 @@ void Parameters(JsonWriter& w, const RouteSpec& route) {
   w.Key("parameters");
   w.StartArray();
   Param(w, "cluster", "query", ParamType::kString,
-        "The cluster (empty or this API's cluster name)");
+        "The cluster (empty or this API's cluster name, or a cluster of its "
+        "directory)");
   for (const ParamSpec& p : route.params) {
     const bool in_path = route.path.find("{" + std::string(p.name) + "}") !=
                          std::string_view::npos;

@@ -170,6 +170,23 @@ StatusOr<SeriesRange> SeriesRangeParams(const HttpRequest& req, bool step_param,
   return r;
 }
 
+Status ResolveCluster(const ApiContext& home, const HttpRequest& req,
+                      ApiClusters::Handle* member,
+                      std::optional<ApiContext>* other) {
+  std::optional<std::string> cluster = StringParam(req, "cluster");
+  if (!cluster || *cluster == home.options.cluster ||
+      home.options.clusters == nullptr) {
+    return OkStatus();  // CheckParams answers an unknown one
+  }
+  LENS_ASSIGN_OR_RETURN(*member, home.options.clusters->Find(*cluster));
+  ApiContext& c = other->emplace(home);
+  c.store = member->store.get();
+  c.series = member->series.get();
+  c.options.cluster = *cluster;
+  c.stale = member->stale;
+  return OkStatus();
+}
+
 Status CheckParams(const ApiContext& ctx, const RouteSpec& route,
                    const HttpRequest& req) {
   std::optional<std::string> cluster = StringParam(req, "cluster");

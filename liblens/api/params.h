@@ -16,6 +16,14 @@
 
 namespace lens::api {
 
+// The context of the cluster a request names: `home` for none or its own
+// cluster, else a member from home.options.clusters (its handle kept in
+// `*member` for the request's life, the context in `*other`). NotFound
+// "unknown cluster", or the member's store error.
+Status ResolveCluster(const ApiContext& home, const HttpRequest& req,
+                      ApiClusters::Handle* member,
+                      std::optional<ApiContext>* other);
+
 // Checks every parameter `route` declares (and cluster, pageNum, pageSize,
 // sort, order) for its type: 400 naming the first bad one. `cluster` must
 // be empty or the configured name (NotFound "unknown cluster" otherwise).

@@ -197,12 +197,16 @@ Status AddApiRoutes(Store* store, TimeSeriesSource* series,
       };
     } else {
       handler = [ctx, &route](const HttpRequest& req, HttpResponse* out) {
-        Status st = api::CheckParams(*ctx, route, req);
+        ApiClusters::Handle member;
+        std::optional<api::ApiContext> other;
+        Status st = api::ResolveCluster(*ctx, req, &member, &other);
+        const api::ApiContext& c = other ? *other : *ctx;
+        if (st.ok()) st = api::CheckParams(c, route, req);
         rapidjson::StringBuffer buffer;
         api::JsonWriter w(buffer);
-        if (st.ok() && route.needs_series && ctx->series == nullptr)
+        if (st.ok() && route.needs_series && c.series == nullptr)
           st = UnavailableError("no time series backend configured");
-        if (st.ok()) st = route.handler(*ctx, route, req, w);
+        if (st.ok()) st = route.handler(c, route, req, w);
         if (!st.ok()) return RespondStatus(st, out);
         RespondData(std::string_view(buffer.GetString(), buffer.GetSize()),
                     out);

@@ -39,7 +39,8 @@ struct SortKey {
 struct ApiContext {
   Store* store;
   TimeSeriesSource* series;  // null: no time series backend
-  ApiOptions options;
+  ApiOptions options;        // options.cluster: the cluster answered for
+  bool stale = false;        // a member whose Kubernetes API went quiet
 };
 
 struct RouteSpec;

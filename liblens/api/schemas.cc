@@ -48,7 +48,10 @@ constexpr PropertySpec Points(std::string_view name) {
 }
 
 constexpr PropertySpec kCluster[] = {
-    Str("name", "The cluster's name (ApiOptions::cluster)"),
+    Str("name", "The cluster's name (ApiOptions::cluster or a member's)"),
+    Bool("stale",
+         "A member whose Kubernetes API did not answer at the last read: its "
+         "data may be old"),
     Obj("nodes", "ClusterNodes", "Node counts"),
     Obj("gpus", "ClusterGpus", "GPU counts and ratios"),
     Obj("workloads", "ClusterWorkloads", "Workload counts"),

@@ -10,8 +10,8 @@ namespace {
 
 constexpr size_t kMaxBytes = 1 << 20;
 const std::set<std::string, std::less<>> kKeys = {
-    "name",          "databaseUrl", "prometheusUrl", "prometheusToken",
-    "stale",         "updated"};
+    "name",  "databaseUrl", "prometheusUrl", "prometheusToken",
+    "stale", "updated"};
 
 bool IsDnsLabel(std::string_view s) {
   if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') {
@@ -78,8 +78,8 @@ StatusOr<std::string> RenderClusterDirectory(
           << c.prometheus_url;
     }
     if (!c.prometheus_token.empty()) {
-      out << YAML::Key << "prometheusToken" << YAML::Value
-          << YAML::DoubleQuoted << c.prometheus_token;
+      out << YAML::Key << "prometheusToken" << YAML::Value << YAML::DoubleQuoted
+          << c.prometheus_token;
     }
     out << YAML::Key << "stale" << YAML::Value << c.stale;
     out << YAML::Key << "updated" << YAML::Value << c.updated_unix;

@@ -18,6 +18,7 @@
 #include "core/config_api.h"
 #include "core/config_decode.h"
 #include "core/config_jobs.h"
+#include "core/config_multicluster.h"
 #include "core/config_netflow.h"
 #include "core/config_node_exporter.h"
 #include "core/config_telemetry.h"
@@ -127,6 +128,11 @@ constexpr FieldRule<Config> kTopLevelRules[] = {
     {"tuner",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
         Config* out) { return DecodeTuner(ctx, v, path, &out->tuner); }},
+    {"multiCluster",
+     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
+        Config* out) {
+       return DecodeMultiCluster(ctx, v, path, &out->multi_cluster);
+     }},
     {"httpPort",
      [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
         Config* out) {
@@ -153,6 +159,7 @@ std::vector<std::string> EnvOverridableKeys() {
   add("api", ApiKeys());
   add("database", DatabaseKeys());
   add("tuner", TunerKeys());
+  add("multiCluster", MultiClusterKeys());
   out.push_back("httpPort");
   return out;
 }
@@ -302,6 +309,7 @@ Status Config::Validate() const {
   LENS_RETURN_IF_ERROR(api.Validate().WithContext("api"));
   LENS_RETURN_IF_ERROR(database.Validate().WithContext("database"));
   LENS_RETURN_IF_ERROR(tuner.Validate().WithContext("tuner"));
+  LENS_RETURN_IF_ERROR(multi_cluster.Validate().WithContext("multiCluster"));
   if (http_port.has_value())
     LENS_RETURN_IF_ERROR(ValidatePort(*http_port).WithContext("httpPort"));
   return OkStatus();

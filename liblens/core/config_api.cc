@@ -18,6 +18,7 @@ constexpr FieldRule<A> kApiRules[] = {
     {"prometheusCaFile", FieldText<A, &A::prometheus_ca_file>},
     {"prometheusTimeout",
      FieldChecked<A, FieldDuration<A, &A::prometheus_timeout>>},
+    {"clustersFile", FieldText<A, &A::clusters_file>},
 };
 
 }  // namespace

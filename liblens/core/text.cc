@@ -96,4 +96,63 @@ void AppendDouble(double v, NonFinite spelling, std::string* out) {
   }
 }
 
+std::string Base64Encode(std::string_view in) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= in.size(); i += 3) {
+    const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) |
+                       (static_cast<uint8_t>(in[i + 1]) << 8) |
+                       static_cast<uint8_t>(in[i + 2]);
+    out += {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63],
+            kAlphabet[(v >> 6) & 63], kAlphabet[v & 63]};
+  }
+  if (in.size() - i == 1) {
+    const uint32_t v = static_cast<uint8_t>(in[i]) << 16;
+    out += {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63], '=', '='};
+  } else if (in.size() - i == 2) {
+    const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) |
+                       (static_cast<uint8_t>(in[i + 1]) << 8);
+    out += {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63],
+            kAlphabet[(v >> 6) & 63], '='};
+  }
+  return out;
+}
+
+bool Base64Decode(std::string_view in, std::string* out) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  out->clear();
+  uint32_t bits = 0;
+  int count = 0;
+  for (char c : in) {
+    if (c == '=' || c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
+    const int v = value(c);
+    if (v < 0) return false;
+    bits = (bits << 6) | static_cast<uint32_t>(v);
+    if (++count == 4) {
+      out->push_back(static_cast<char>(bits >> 16));
+      out->push_back(static_cast<char>((bits >> 8) & 0xff));
+      out->push_back(static_cast<char>(bits & 0xff));
+      bits = 0;
+      count = 0;
+    }
+  }
+  if (count == 1) return false;
+  if (count == 2) out->push_back(static_cast<char>(bits >> 4));
+  if (count == 3) {
+    out->push_back(static_cast<char>(bits >> 10));
+    out->push_back(static_cast<char>((bits >> 2) & 0xff));
+  }
+  return true;
+}
+
 }  // namespace lens

@@ -29,6 +29,12 @@ enum class NonFinite {
 // same double ("0.8995", not "0.8995000000000001").
 void AppendDouble(double v, NonFinite spelling, std::string* out);
 
+// Base64 (RFC 4648) as Kubernetes carries Secret `data` and kubeconfig
+// *-data fields: encoded with padding; decoded with or without it,
+// whitespace ignored, false on any other character.
+std::string Base64Encode(std::string_view in);
+bool Base64Decode(std::string_view in, std::string* out);
+
 }  // namespace lens
 
 #endif  // LENS_CORE_TEXT_H_

@@ -1,8 +1,8 @@
-// LoadKubeconfig and InClusterConnection: where the API server is and the
-// credentials to use, from a kubeconfig file (the format kubectl reads:
-// clusters, users and contexts, each a named list entry) or from the
-// service account a pod runs as. Errors name the file and the entry, never
-// a secret.
+// LoadKubeconfig, KubeconfigFromText and InClusterConnection: where the API
+// server is and the credentials to use, from a kubeconfig (the format
+// kubectl reads: clusters, users and contexts, each a named list entry) in
+// a file or in text (a Secret's value), or from the service account a pod
+// runs as. Errors name the file and the entry, never a secret.
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -12,46 +12,11 @@
 #include <string>
 
 #include "core/kernel_file.h"
+#include "core/text.h"
 #include "lens/kube.h"
 
 namespace lens {
 namespace {
-
-// Base64 (RFC 4648, with or without padding; whitespace ignored) as
-// kubeconfig's *-data fields carry PEM. false on any other character.
-bool DecodeBase64(std::string_view in, std::string* out) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  out->clear();
-  uint32_t bits = 0;
-  int count = 0;
-  for (char c : in) {
-    if (c == '=' || c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
-    const int v = value(c);
-    if (v < 0) return false;
-    bits = (bits << 6) | static_cast<uint32_t>(v);
-    if (++count == 4) {
-      out->push_back(static_cast<char>(bits >> 16));
-      out->push_back(static_cast<char>((bits >> 8) & 0xff));
-      out->push_back(static_cast<char>(bits & 0xff));
-      bits = 0;
-      count = 0;
-    }
-  }
-  if (count == 1) return false;
-  if (count == 2) out->push_back(static_cast<char>(bits >> 4));
-  if (count == 3) {
-    out->push_back(static_cast<char>(bits >> 10));
-    out->push_back(static_cast<char>((bits >> 2) & 0xff));
-  }
-  return true;
-}
 
 std::string Dir(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -87,26 +52,44 @@ std::string Text(const YAML::Node& map, const char* key) {
   return v && v.IsScalar() ? v.as<std::string>() : std::string();
 }
 
+// A kubeconfig without a file beside it (text from a Secret) can only
+// carry credentials inline: a path would name a file of some other machine.
+Status RefuseFileField(const YAML::Node& map, const char* key,
+                       const char* instead, const std::string& where) {
+  if (Text(map, key).empty()) return OkStatus();
+  return InvalidArgumentError(where + ": " + key +
+                              " names a file, which a kubeconfig held as "
+                              "text cannot use; use " +
+                              instead);
+}
+
 // A path field, relative to the kubeconfig's folder; a *-data field,
-// base64 PEM. Sets whichever is present.
+// base64 PEM. Sets whichever is present. `base` empty: text without a
+// folder, so a path is refused.
 Status FileOrData(const YAML::Node& map, const char* file_key,
                   const std::string& base, const std::string& where,
                   std::string* file, std::string* pem) {
+  const std::string data_key = std::string(file_key) + "-data";
+  if (base.empty()) {
+    LENS_RETURN_IF_ERROR(
+        RefuseFileField(map, file_key, data_key.c_str(), where));
+  }
   const std::string path = Text(map, file_key);
   if (!path.empty()) *file = path.front() == '/' ? path : base + "/" + path;
-  const std::string data_key = std::string(file_key) + "-data";
   const std::string data = Text(map, data_key.c_str());
-  if (!data.empty() && !DecodeBase64(data, pem)) {
+  if (!data.empty() && !Base64Decode(data, pem)) {
     return InvalidArgumentError(where + ": " + data_key +
                                 " is not valid base64");
   }
   return OkStatus();
 }
 
+// `where` names the source in errors; `base` is the folder relative paths
+// start from ("" for text, where paths are refused).
 StatusOr<KubeConnection> FromKubeconfig(const YAML::Node& root,
-                                        const std::string& path,
+                                        const std::string& where,
+                                        const std::string& base,
                                         std::string context) {
-  const std::string where = "kubeconfig " + path;
   if (!root.IsMap()) return InvalidArgumentError(where + ": not a YAML map");
   if (context.empty()) context = Text(root, "current-context");
   if (context.empty()) {
@@ -122,7 +105,6 @@ StatusOr<KubeConnection> FromKubeconfig(const YAML::Node& root,
                                                   cluster_name, entry_where));
   KubeConnection c;
   c.origin = entry_where;
-  const std::string base = Dir(path);
   c.server = Text(cluster, "server");
   if (c.server.empty()) {
     return InvalidArgumentError(entry_where + ": cluster \"" + cluster_name +
@@ -143,6 +125,11 @@ StatusOr<KubeConnection> FromKubeconfig(const YAML::Node& root,
         "certificate");
   }
   c.token = Text(user, "token");
+  if (base.empty()) {
+    LENS_RETURN_IF_ERROR(
+        RefuseFileField(user, "tokenFile", "token",
+                        entry_where + ": user \"" + user_name + "\""));
+  }
   const std::string token_file = Text(user, "tokenFile");
   if (!token_file.empty()) {
     c.token_file =
@@ -163,9 +150,29 @@ StatusOr<KubeConnection> LoadKubeconfig(const std::string& path,
   YAML::Node root;
   try {
     root = YAML::Load(text);
-    return FromKubeconfig(root, path, context);
+    return FromKubeconfig(root, "kubeconfig " + path, Dir(path), context);
   } catch (const YAML::Exception& e) {
     return InvalidArgumentError("kubeconfig " + path + ": " + e.what());
+  }
+}
+
+StatusOr<KubeConnection> KubeconfigFromText(std::string_view text,
+                                            const std::string& origin,
+                                            const std::string& context) {
+  if (text.size() > (4u << 20)) {
+    return ResourceExhaustedError(origin + ": kubeconfig larger than 4 MiB");
+  }
+  try {
+    const YAML::Node root = YAML::Load(std::string(text));
+    return FromKubeconfig(root, origin, "", context);
+  } catch (const YAML::Exception& e) {
+    // The position only: yaml-cpp's message may quote the text, and this
+    // text holds credentials.
+    return InvalidArgumentError(
+        origin + ": not a valid kubeconfig" +
+        (e.mark.is_null() ? std::string(" (a field of the wrong type)")
+                          : " (YAML error at line " +
+                                std::to_string(e.mark.line + 1) + ")"));
   }
 }
 

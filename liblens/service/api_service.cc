@@ -39,6 +39,7 @@ struct ApiService::Impl {
   Registry metrics;  // the HTTP server's requests; outlives it
   std::unique_ptr<Store> store;
   std::unique_ptr<TimeSeriesSource> series;
+  std::unique_ptr<ApiClusters> clusters;  // outlives the server
   std::unique_ptr<HttpServer> http;
   std::mutex stop_mu;
   bool stopped = false;  // GUARDED_BY(stop_mu)
@@ -66,8 +67,13 @@ StatusOr<std::unique_ptr<ApiService>> ApiService::Start(
     }
   }
   LENS_ASSIGN_OR_RETURN(s.http, HttpServer::Create(http));
+  ApiOptions api = options.api;
+  if (options.clusters) {
+    s.clusters = NewClusterDirectoryFile(*options.clusters);
+    api.clusters = s.clusters.get();
+  }
   LENS_RETURN_IF_ERROR(
-      AddApiRoutes(s.store.get(), s.series.get(), options.api, s.http.get()));
+      AddApiRoutes(s.store.get(), s.series.get(), api, s.http.get()));
   if (options.dashboard) AddDashboardRoutes(s.http.get());
   Impl* impl = &s;
   const std::string cluster = options.api.cluster;

@@ -48,6 +48,12 @@ StatusOr<ApiServiceOptions> ApiServiceOptionsFromConfig(const Config& config) {
     p.timeout = c.prometheus_timeout;
     o.promql = std::move(p);
   }
+  if (!c.clusters_file.empty()) {
+    ClusterDirectoryOptions d;
+    d.path = c.clusters_file;
+    d.prometheus_timeout = c.prometheus_timeout;
+    o.clusters = std::move(d);
+  }
   LENS_RETURN_IF_ERROR(o.Validate());
   return o;
 }

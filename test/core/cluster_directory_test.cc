@@ -45,7 +45,8 @@ TEST(ClusterDirectory, RefusesBadEntriesWithoutEchoingSecrets) {
     std::string text, want;
   } cases[] = {
       {"clusters:\n- {name: Bad_Name, databaseUrl: 'sqlite:///x'}\n",
-       "clusters[0] (Bad_Name): name: want a DNS label (a-z, 0-9, '-', at most 63)"},
+       "clusters[0] (Bad_Name): name: want a DNS label (a-z, 0-9, '-', at most "
+       "63)"},
       {"clusters:\n- {name: a, databaseUrl: 'mysql://u:s3cret@h/x'}\n",
        "clusters[0] (a): databaseUrl: want a postgresql:// or sqlite:// URL"},
       {"clusters:\n- {name: a, databaseUrl: 'sqlite:///x', prometheusUrl: "
@@ -74,7 +75,8 @@ TEST(ClusterDirectory, RefusesBadEntriesWithoutEchoingSecrets) {
   dup[1].name = dup[0].name;
   auto rendered = RenderClusterDirectory(dup);
   ASSERT_FALSE(rendered.ok());
-  EXPECT_EQ(rendered.status().message(), "clusters[1] (us-east-1): name: duplicate");
+  EXPECT_EQ(rendered.status().message(),
+            "clusters[1] (us-east-1): name: duplicate");
   EXPECT_EQ(ParseClusterDirectory(std::string(2 << 20, ' ')).status().code(),
             StatusCode::kResourceExhausted);
 }

@@ -88,8 +88,10 @@ TEST(ConfigTest, EmptyFileAndNullSectionsGiveDefaults) {
 TEST(ConfigTest, UnknownKeysNameTheirPathAndLocation) {
   EXPECT_EQ(LoadError("logging:\n  levle: info\n"),
             "F:2:3: logging.levle: unknown key");
+  EXPECT_EQ(LoadError("httpPort: 80\nfleet:\n  host: x\n"),
+            "F:2:1: fleet: unknown key");
   EXPECT_EQ(LoadError("httpPort: 80\nmultiCluster:\n  host: x\n"),
-            "F:2:1: multiCluster: unknown key");
+            "F:3:3: multiCluster.host: unknown key");
   EXPECT_EQ(LoadError("httpPort: 80\ndatabase:\n  host: x\n"),
             "F:3:3: database.host: unknown key");
 }

@@ -35,7 +35,8 @@ std::set<std::string> RuntimePackages(const std::string& dockerfile,
     if (line.find("apt-get install") != std::string::npos) installing = true;
     if (!installing) continue;
     std::smatch m;
-    if (std::regex_match(line, m, std::regex(R"(\s+([a-z0-9][a-z0-9.+-]+) \\)"))) {
+    if (std::regex_match(line, m,
+                         std::regex(R"(\s+([a-z0-9][a-z0-9.+-]+) \\)"))) {
       out.insert(m[1]);
     }
     if (line.find("&&") != std::string::npos &&
@@ -52,9 +53,9 @@ std::string PackageOf(const std::string& ldd, const std::string& soname) {
   // The dynamic loader has no "=>" line; it is libc6's.
   if (soname.rfind("ld-linux", 0) == 0) return "libc6";
   std::smatch m;
-  const std::regex entry("\\s" + std::regex_replace(soname, std::regex(R"([.+])"),
-                                                    R"(\$&)") +
-                         R"( => (\S+))");
+  const std::regex entry(
+      "\\s" + std::regex_replace(soname, std::regex(R"([.+])"), R"(\$&)") +
+      R"( => (\S+))");
   if (!std::regex_search(ldd, m, entry)) return "";
   for (const std::string& path :
        {m[1].str(), std::filesystem::canonical(m[1].str()).string()}) {
@@ -76,14 +77,13 @@ TEST(Image, RuntimePackagesAreExactlyWhatTheDaemonsLink) {
   std::set<std::string> allowed = {"libc6", "libgcc-s1", "libstdc++6"};
   for (const std::string& p : listed) {
     allowed.insert(p);
-    auto depends =
-        RunCommand({"dpkg-query", "-W", "-f=${Depends}", p});
+    auto depends = RunCommand({"dpkg-query", "-W", "-f=${Depends}", p});
     ASSERT_TRUE(depends.ok() && depends->wait_status == 0)
         << p << " is not a package of this machine";
     // "libabsl20220623 (>= 0~2022), libc6 (>= 2.32) | libc6.1, ...".
     const std::regex name(R"((?:^|, | \| )([a-z0-9][a-z0-9.+-]+))");
-    for (std::sregex_iterator it(depends->out.begin(), depends->out.end(),
-                                 name),
+    for (std::sregex_iterator
+             it(depends->out.begin(), depends->out.end(), name),
          end;
          it != end; ++it) {
       allowed.insert((*it)[1]);
@@ -98,9 +98,10 @@ TEST(Image, RuntimePackagesAreExactlyWhatTheDaemonsLink) {
     ASSERT_TRUE(elf.ok() && elf->wait_status == 0) << path;
     auto ldd = RunCommand({"ldd", path});
     ASSERT_TRUE(ldd.ok() && ldd->wait_status == 0) << path;
-    const std::regex needed_entry(R"(\(NEEDED\)\s+Shared library: \[([^\]]+)\])");
-    for (std::sregex_iterator it(elf->out.begin(), elf->out.end(),
-                                 needed_entry),
+    const std::regex needed_entry(
+        R"(\(NEEDED\)\s+Shared library: \[([^\]]+)\])");
+    for (std::sregex_iterator
+             it(elf->out.begin(), elf->out.end(), needed_entry),
          end;
          it != end; ++it) {
       const std::smatch& m = *it;

@@ -12,7 +12,6 @@
 #include <regex>
 #include <thread>
 
-
 namespace lens::test {
 namespace {
 
@@ -26,10 +25,10 @@ const fs::path kTunerHost = fs::path(LENS_FIXTURES_DIR) / "tuner/root";
 
 // The lens-tokens key that guards each daemon's HTTP routes.
 const std::map<std::string, std::string> kTokenKey = {
-    {"lens-node-agent", "node"},    {"lens-netflow", "node"},
-    {"lens-jobs", "jobs"},          {"lens-controller", "controller"},
+    {"lens-node-agent", "node"},     {"lens-netflow", "node"},
+    {"lens-jobs", "jobs"},           {"lens-controller", "controller"},
     {"lens-telemetry", "telemetry"}, {"lens-api", "api"},
-    {"lens-tuner", "node"}};
+    {"lens-tuner", "node"},          {"lens-multicluster", "multicluster"}};
 
 // TLS and a bearer token, as a service account's connection has.
 constexpr char kKubeconfig[] =
@@ -54,12 +53,12 @@ std::string ReplacePath(std::string text, const std::string& from,
   for (size_t at = text.find(from); at != std::string::npos;
        at = text.find(from, at)) {
     const size_t end = at + from.size();
-    const bool whole = end == text.size() || text[end] == '/' ||
-                       !(std::isalnum(static_cast<unsigned char>(text[end])) ||
-                         text[end] == '.' || text[end] == '-' ||
-                         text[end] == '_');
-    const bool starts = at == 0 || !std::isalnum(static_cast<unsigned char>(
-                                       text[at - 1]));
+    const bool whole =
+        end == text.size() || text[end] == '/' ||
+        !(std::isalnum(static_cast<unsigned char>(text[end])) ||
+          text[end] == '.' || text[end] == '-' || text[end] == '_');
+    const bool starts =
+        at == 0 || !std::isalnum(static_cast<unsigned char>(text[at - 1]));
     if (whole && starts) {
       text.replace(at, from.size(), to);
       at += to.size();
@@ -85,12 +84,12 @@ DeployedCluster::DeployedCluster(const Rendered& rendered,
       service_ports_.emplace(p["containerPort"].GetInt(), FreeLoopbackPort());
     }
   });
-  ForEachContainer(rendered_, [&](const Value& w, const Value& spec,
-                                  const Value& c) {
-    if (IsLens(c) && !skip_.count(Str(w, "/metadata/name"))) {
-      Prepare(w, spec, c);
-    }
-  });
+  ForEachContainer(rendered_,
+                   [&](const Value& w, const Value& spec, const Value& c) {
+                     if (IsLens(c) && !skip_.count(Str(w, "/metadata/name"))) {
+                       Prepare(w, spec, c);
+                     }
+                   });
 }
 
 DeployedCluster::~DeployedCluster() { Stop(); }
@@ -135,10 +134,23 @@ void DeployedCluster::Prepare(const Value& workload, const Value& spec,
       config_dir = local.string();
     } else if (volume->HasMember("secret")) {
       fs::create_directories(local);
-      for (const auto& item : (*volume)["secret"]["items"].GetArray()) {
+      const std::string secret = Str(*volume, "/secret/secretName");
+      const Value* items = rapidjson::Pointer("/secret/items").Get(*volume);
+      if (!items) {
+        error_ += c.workload + ": secret volume " + name + " lists no items\n";
+        return;
+      }
+      for (const auto& item : items->GetArray()) {
+        const std::string path = (local / Str(item, "/path")).string();
+        c.secret_files[secret + "/" + Str(item, "/key")] = path;
+        if (secret == "lens-clusters-config") {
+          // What lens-multicluster publishes, before it has any member.
+          (void)WriteFile(path, "clusters: []\n");
+          continue;
+        }
         std::string& token = tokens_[Str(item, "/key")];
         if (token.empty()) token = RandomToken();
-        (void)WriteFile((local / Str(item, "/path")).string(), token);
+        (void)WriteFile(path, token);
       }
     } else if (volume->HasMember("hostPath")) {
       const std::string host = Str(*volume, "/hostPath/path");
@@ -194,22 +206,24 @@ void DeployedCluster::Prepare(const Value& workload, const Value& spec,
   if (!config_dir.empty()) {
     const fs::path file = fs::path(config_dir) / "lens.yaml";
     std::string config = rewrite(ReadFile(file.string()));
-    if (c.binary == "lens-jobs" || c.binary == "lens-controller") {
+    if (c.binary == "lens-jobs" || c.binary == "lens-controller" ||
+        c.binary == "lens-multicluster") {
       KubeApiServerOptions options;
       options.tls = true;
       options.token = "sa-" + c.workload;
-      auto& server = servers_.emplace_back(
-          std::make_unique<KubeApiServer>(options));
+      auto& server =
+          servers_.emplace_back(std::make_unique<KubeApiServer>(options));
       server->AddResource(
           {"storage.k8s.io", "v1", "csidrivers", "CSIDriver", false});
       server->AddResource(
           {"", "v1", "persistentvolumes", "PersistentVolume", false});
+      server->AddResource({"", "v1", "secrets", "Secret", true});
       c.api = server.get();
       const std::string kubeconfig = (root / "kubeconfig").string();
-      (void)WriteFile(kubeconfig, Fill(kKubeconfig,
-                                       {{"@SERVER@", server->url()},
-                                        {"@CA@", KubeApiServer::CaFile()},
-                                        {"@TOKEN@", options.token}}));
+      (void)WriteFile(kubeconfig,
+                      Fill(kKubeconfig, {{"@SERVER@", server->url()},
+                                         {"@CA@", KubeApiServer::CaFile()},
+                                         {"@TOKEN@", options.token}}));
       config = std::regex_replace(config, std::regex("inCluster: true"),
                                   "kubeconfig: " + kubeconfig);
     }
@@ -244,11 +258,14 @@ void DeployedCluster::Prepare(const Value& workload, const Value& spec,
   if (c.binary == "lens-jobs") {
     // Every job soon, so the RBAC check sees each request (not in the
     // manifests: the environment layer over lens.yaml).
-    for (const char* job : {"STORAGE_SCAN", "POD_STATUS", "NODE_INFO",
-                            "DEVICE_INFO", "WORKLOAD_STATUS",
-                            "GPU_ALLOCATION", "GPU_CONSUMERS"}) {
+    for (const char* job :
+         {"STORAGE_SCAN", "POD_STATUS", "NODE_INFO", "DEVICE_INFO",
+          "WORKLOAD_STATUS", "GPU_ALLOCATION", "GPU_CONSUMERS"}) {
       c.env.push_back(std::string("LENS_JOBS_") + job + "_INTERVAL=500ms");
     }
+  }
+  if (c.binary == "lens-multicluster") {
+    c.env.push_back("LENS_MULTI_CLUSTER_REFRESH=1s");  // as for the jobs
   }
   if (container.HasMember("ports")) {
     for (const auto& p : container["ports"].GetArray()) {

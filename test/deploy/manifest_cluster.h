@@ -31,18 +31,20 @@
 namespace lens::test {
 
 struct DeployedContainer {
-  std::string workload;   // "lens-jobs"
+  std::string workload;  // "lens-jobs"
   std::string namespace_name;
   std::string service_account;
-  std::string binary;     // "lens-jobs"
+  std::string binary;  // "lens-jobs"
   std::vector<std::string> argv;
-  std::vector<std::string> env;            // NAME=value
-  std::map<std::string, int> ports;        // port name -> loopback port
-  std::map<int, int> port_numbers;         // containerPort -> loopback port
+  std::vector<std::string> env;      // NAME=value
+  std::map<std::string, int> ports;  // port name -> loopback port
+  std::map<int, int> port_numbers;   // containerPort -> loopback port
   // (path, port name) of each HTTP probe.
   std::vector<std::pair<std::string, std::string>> probes;
   std::map<std::string, std::string> host_paths;  // hostPath -> its stand-in
-  std::string token;  // the bearer token of its HTTP routes ("" if none)
+  // "<secret>/<key>" -> the file the pod sees it as.
+  std::map<std::string, std::string> secret_files;
+  std::string token;   // the bearer token of its HTTP routes ("" if none)
   std::string config;  // the lens.yaml it reads, rewritten
   std::string log;
   KubeApiServer* api = nullptr;  // when it calls the Kubernetes API
@@ -77,7 +79,7 @@ class DeployedCluster {
   std::set<std::string> skip_;
   std::string error_;
   std::map<std::string, std::string> tokens_;  // lens-tokens key -> value
-  std::map<int, int> service_ports_;          // containerPort -> loopback
+  std::map<int, int> service_ports_;           // containerPort -> loopback
   std::vector<DeployedContainer> containers_;
   std::vector<std::unique_ptr<KubeApiServer>> servers_;
 };

@@ -15,7 +15,10 @@
 #include <thread>
 #include <tuple>
 
+#include "core/text.h"
 #include "ebpf_env.h"
+#include "lens/cluster_directory.h"
+#include "lens/store.h"
 #include "manifest_cluster.h"
 
 namespace lens::test {
@@ -73,8 +76,10 @@ constexpr char kAgentPod[] =
     R"([{"name":"node-agent","image":"lens"}]},"status":{"phase":"Running",)"
     R"("podIP":"127.0.0.1"}})";
 
-// One rule item: (namespace or "" for cluster-wide, group, resource, verb).
-using Grant = std::tuple<std::string, std::string, std::string, std::string>;
+// One rule item: (namespace or "" for cluster-wide, group, resource, verb,
+// resource name or "" for any).
+using Grant =
+    std::tuple<std::string, std::string, std::string, std::string, std::string>;
 
 // What the manifests let a service account do: its Roles in their
 // namespaces, its ClusterRoles everywhere, each item with where it came from.
@@ -96,12 +101,20 @@ std::map<Grant, std::string> Grants(const Rendered& r, const std::string& ns,
       EXPECT_NE(role, nullptr) << Describe(*b) << ": no role";
       if (!role) continue;
       for (const auto& rule : (*role)["rules"].GetArray()) {
-        EXPECT_FALSE(rule.HasMember("resourceNames")) << Describe(*role);
+        std::vector<std::string> names = {""};
+        if (rule.HasMember("resourceNames")) {
+          names.clear();
+          for (const auto& n : rule["resourceNames"].GetArray()) {
+            names.push_back(n.GetString());
+          }
+        }
         for (const auto& g : rule["apiGroups"].GetArray()) {
           for (const auto& res : rule["resources"].GetArray()) {
             for (const auto& v : rule["verbs"].GetArray()) {
-              out[{scope, g.GetString(), res.GetString(), v.GetString()}] =
-                  Describe(*role);
+              for (const std::string& n : names) {
+                out[{scope, g.GetString(), res.GetString(), v.GetString(), n}] =
+                    Describe(*role);
+              }
             }
           }
         }
@@ -109,6 +122,65 @@ std::map<Grant, std::string> Grants(const Rendered& r, const std::string& ns,
     }
   }
   return out;
+}
+
+// The object a request is about: its name, or for a list or watch the
+// `metadata.name=` of its field selector (which resourceNames then honour).
+std::string RequestName(const KubeRequest& r) {
+  if (!r.name.empty()) return r.name;
+  const std::string key = "fieldSelector=metadata.name%3D";
+  const size_t at = r.query.find(key);
+  if (at == std::string::npos) return "";
+  const size_t start = at + key.size();
+  return r.query.substr(start, r.query.find('&', start) - start);
+}
+
+// The grant that allows `r`, or null.
+const Grant* Allowing(const std::map<Grant, std::string>& grants,
+                      const KubeRequest& r) {
+  for (const auto& [g, from] : grants) {
+    const auto& [scope, group, resource, verb, name] = g;
+    if (group == r.group && resource == r.resource && verb == r.verb &&
+        (scope.empty() || scope == r.namespace_name) &&
+        (name.empty() || name == RequestName(r))) {
+      return &g;
+    }
+  }
+  return nullptr;
+}
+
+// Every request of `c` is allowed by its grants and every grant is used
+// (waiting up to `wait` for the last of them).
+void ExpectRbacIsExact(const Rendered& rendered, DeployedContainer& c,
+                       std::chrono::seconds wait) {
+  const auto grants = Grants(rendered, c.namespace_name, c.service_account);
+  ASSERT_FALSE(grants.empty()) << c.workload;
+  std::set<Grant> used;
+  const bool all_used = WaitUntil(
+      [&] {
+        for (const KubeRequest& r : c.api->Requests()) {
+          if (const Grant* g = Allowing(grants, r)) used.insert(*g);
+        }
+        return used.size() == grants.size();
+      },
+      wait);
+  for (const auto& [g, from] : grants) {
+    const auto& [scope, group, resource, verb, name] = g;
+    EXPECT_TRUE(used.count(g))
+        << c.workload << ": " << from << " grants " << verb << " on " << group
+        << "/" << resource << (name.empty() ? "" : " " + name) << " (" << scope
+        << ") which it never asked for";
+  }
+  EXPECT_TRUE(all_used) << c.workload;
+  for (const KubeRequest& r : c.api->Requests()) {
+    if (r.verb == "discovery") continue;  // system:discovery, every account
+    EXPECT_NE(Allowing(grants, r), nullptr)
+        << c.workload << " asked " << r.verb << " " << r.group << "/"
+        << r.resource << " " << RequestName(r) << " in \"" << r.namespace_name
+        << "\" (" << r.method << " " << r.path << "?" << r.query
+        << "), which its RBAC does not allow";
+    EXPECT_NE(r.status, 401) << c.workload << ": " << r.path;
+  }
 }
 
 class DeployedBaseTest : public ::testing::Test {
@@ -186,8 +258,8 @@ TEST_F(DeployedBaseTest, EveryDaemonAnswersItsProbesOnTheNamedPorts) {
       EXPECT_TRUE(WaitUntil([&] {
         return !cluster_->Running(c, &why) ||
                HttpGet(c.ports[port], path, "") == 200;
-      }))
-          << c.workload << " " << path << " on " << port << ": "
+      })) << c.workload
+          << " " << path << " on " << port << ": "
           << HttpGet(c.ports[port], path, "") << "\n"
           << ReadFile(c.log);
       EXPECT_TRUE(why.empty()) << c.workload << " exited: " << why;
@@ -203,9 +275,10 @@ TEST_F(DeployedBaseTest, MetricsNeedTheTokenOfTheirSecret) {
     ASSERT_FALSE(c.token.empty()) << c.workload;
     const int port = c.ports.at("http");
     std::string body;
-    ASSERT_TRUE(WaitUntil(
-        [&] { return HttpGet(port, "/metrics", c.token, &body) == 200; }))
-        << c.workload << ": " << ReadFile(c.log);
+    ASSERT_TRUE(WaitUntil([&] {
+      return HttpGet(port, "/metrics", c.token, &body) == 200;
+    })) << c.workload
+        << ": " << ReadFile(c.log);
     EXPECT_NE(body.find("# TYPE"), std::string::npos) << c.workload;
     EXPECT_EQ(HttpGet(port, "/metrics", ""), 401) << c.workload;
     EXPECT_EQ(HttpGet(port, "/metrics", c.token + "x"), 401) << c.workload;
@@ -227,8 +300,8 @@ TEST_F(DeployedBaseTest, TheTunerAppliesTheDeclaredSettings) {
     return ReadFile(limits).find("nofile") != std::string::npos;
   })) << ReadFile(tuner->log);
   EXPECT_NE(ReadFile(limits).find("131072"), std::string::npos);
-  EXPECT_TRUE(fs::exists(tuner->host_paths.at("/etc/sysctl.d") +
-                         "/90-lens.conf"));
+  EXPECT_TRUE(
+      fs::exists(tuner->host_paths.at("/etc/sysctl.d") + "/90-lens.conf"));
 }
 
 // The rules of each component that calls the API cover what it asks, and
@@ -240,48 +313,173 @@ TEST_F(DeployedBaseTest, RbacCoversExactlyTheRequestsEachComponentMakes) {
       EXPECT_EQ(c.config.find("kubeconfig:"), std::string::npos);
       continue;
     }
-    const auto grants = Grants(*rendered_, c.namespace_name, c.service_account);
-    ASSERT_FALSE(grants.empty()) << c.workload;
-    std::set<Grant> used;
-    auto cover = [&](const KubeRequest& r) -> const Grant* {
-      for (const auto& [g, from] : grants) {
-        const auto& [scope, group, resource, verb] = g;
-        if (group == r.group && resource == r.resource && verb == r.verb &&
-            (scope.empty() || scope == r.namespace_name)) {
-          return &g;
-        }
-      }
-      return nullptr;
-    };
-    // Wait until every granted item was asked for (the leader's Lease
-    // update comes on the first renewal), then judge every request.
-    const bool all_used = WaitUntil(
-        [&] {
-          for (const KubeRequest& r : c.api->Requests()) {
-            if (const Grant* g = cover(r)) used.insert(*g);
-          }
-          return used.size() == grants.size();
-        },
-        std::chrono::seconds(40));
-    for (const auto& [g, from] : grants) {
-      const auto& [scope, group, resource, verb] = g;
-      EXPECT_TRUE(used.count(g))
-          << c.workload << ": " << from << " grants " << verb << " on "
-          << group << "/" << resource << " (" << scope
-          << ") which it never asked for";
-    }
-    EXPECT_TRUE(all_used) << c.workload;
-    for (const KubeRequest& r : c.api->Requests()) {
-      if (r.verb == "discovery") continue;  // system:discovery, every account
-      EXPECT_NE(cover(r), nullptr)
-          << c.workload << " asked " << r.verb << " " << r.group << "/"
-          << r.resource << " in \"" << r.namespace_name << "\" (" << r.method
-          << " " << r.path << "), which its RBAC does not allow";
-      EXPECT_NE(r.status, 401) << c.workload << ": " << r.path;
-    }
+    ExpectRbacIsExact(*rendered_, c, std::chrono::seconds(40));
     ++checked;
   }
   EXPECT_EQ(checked, 2);  // lens-jobs and lens-controller
+}
+
+std::string Base64(const std::string& in) { return Base64Encode(in); }
+std::string Unbase64(const std::string& in) {
+  std::string out;
+  return Base64Decode(in, &out) ? out : "";
+}
+
+// The hub overlay run as processes: lens-multicluster (against a test API
+// server as its cluster, with one member cluster behind another) publishes
+// the directory, lens-api serves the member from it, and lens-multicluster's
+// RBAC (names included) is exactly what it uses.
+class DeployedHubTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    rendered_ = new Rendered(Render("overlays/multicluster"));
+    ASSERT_EQ(rendered_->error, "");
+    std::set<std::string> skip;
+    for (const auto& o : rendered_->objects) {
+      const std::string name = Str(o, "/metadata/name");
+      if (PodSpec(o) && name != "lens-multicluster" && name != "lens-api") {
+        skip.insert(name);
+      }
+    }
+    dir_ = ::testing::TempDir() + "lens-hub-" + std::to_string(::getpid());
+    cluster_ = new DeployedCluster(*rendered_, dir_, skip);
+    ASSERT_EQ(cluster_->error(), "");
+    // The member: its store holds one node with 16 GPUs.
+    const std::string member_db = "sqlite://" + dir_ + "/member.db";
+    {
+      auto store = Store::Open(member_db);
+      ASSERT_TRUE(store.ok()) << store.status();
+      NodeRecord node;
+      node.name = "member-node";
+      node.status = "Ready";
+      node.gpu_count = 16;
+      node.updated_at = Timestamp(std::chrono::seconds(1795624473));
+      ASSERT_TRUE((*store)->nodes().UpsertNode(node).ok());
+    }
+    KubeApiServerOptions options;
+    options.tls = true;
+    options.token = "member-reader-token";
+    member_ = new KubeApiServer(options);
+    member_->AddResource({"", "v1", "secrets", "Secret", true});
+    ASSERT_NE(member_->Create(StorageSecret(member_db)), "");
+    const std::string kubeconfig =
+        "apiVersion: v1\nkind: Config\ncurrent-context: east\n"
+        "clusters: [{name: east, cluster: {server: '" +
+        member_->url() + "', certificate-authority-data: '" +
+        Base64(ReadFile(KubeApiServer::CaFile())) +
+        "'}}]\n"
+        "users: [{name: lens, user: {token: member-reader-token}}]\n"
+        "contexts: [{name: east, context: {cluster: east, user: lens}}]\n";
+    DeployedContainer* hub = cluster_->Get("lens-multicluster");
+    ASSERT_NE(hub, nullptr);
+    ASSERT_NE(
+        hub->api->Create(R"({"apiVersion":"v1","kind":"Secret","metadata":)"
+                         R"({"name":"lens-clusters","namespace":"lens"},)"
+                         R"("type":"Opaque","data":{"east":")" +
+                         Base64(kubeconfig) + R"("}})"),
+        "");
+    cluster_->Start();
+  }
+  static void TearDownTestSuite() {
+    if (cluster_) {
+      for (const auto& [workload, status] : cluster_->Stop()) {
+        EXPECT_EQ(status, "exit status 0") << workload;
+      }
+    }
+    delete cluster_;
+    delete member_;
+    delete rendered_;
+    cluster_ = nullptr;
+    fs::remove_all(dir_);
+  }
+  void SetUp() override {
+    ASSERT_NE(cluster_, nullptr);
+    ASSERT_EQ(cluster_->error(), "");
+  }
+
+  static std::string StorageSecret(const std::string& database_url,
+                                   const std::string& prometheus = "") {
+    std::string data = R"("databaseUrl":")" + Base64(database_url) + "\"";
+    if (!prometheus.empty()) {
+      data += R"(,"prometheusUrl":")" + Base64(prometheus) + "\"";
+    }
+    return R"({"apiVersion":"v1","kind":"Secret","metadata":)"
+           R"({"name":"lens-storage","namespace":"lens"},"type":"Opaque",)"
+           R"("data":{)" +
+           data + "}}";
+  }
+  // The directory lens-multicluster published, or "".
+  static std::string Published() {
+    const std::string secret =
+        cluster_->Get("lens-multicluster")
+            ->api->Get("v1", "Secret", "lens", "lens-clusters-config");
+    if (secret.empty()) return "";
+    rapidjson::Document doc;
+    doc.Parse(secret.c_str());
+    const Value* data = rapidjson::Pointer("/data/clusters.yaml").Get(doc);
+    return data && data->IsString() ? Unbase64(data->GetString()) : "";
+  }
+
+  static Rendered* rendered_;
+  static DeployedCluster* cluster_;
+  static KubeApiServer* member_;
+  static std::string dir_;
+};
+
+Rendered* DeployedHubTest::rendered_ = nullptr;
+DeployedCluster* DeployedHubTest::cluster_ = nullptr;
+KubeApiServer* DeployedHubTest::member_ = nullptr;
+std::string DeployedHubTest::dir_;
+
+TEST_F(DeployedHubTest, TheMemberIsPublishedAndServedByLensApi) {
+  std::string text;
+  ASSERT_TRUE(WaitUntil([&] {
+    text = Published();
+    return text.find("east") != std::string::npos;
+  })) << ReadFile(cluster_->Get("lens-multicluster")->log);
+  auto directory = ParseClusterDirectory(text);
+  ASSERT_TRUE(directory.ok()) << directory.status();
+  ASSERT_EQ(directory->size(), 1u);
+  EXPECT_FALSE(directory->front().stale);
+  // The kubelet's part: the Secret's key into lens-api's volume.
+  DeployedContainer* api = cluster_->Get("lens-api");
+  ASSERT_NE(api, nullptr);
+  const std::string file =
+      api->secret_files.at("lens-clusters-config/clusters.yaml");
+  ASSERT_TRUE(WriteFile(file + ".new", text).ok());
+  fs::rename(file + ".new", file);
+  std::string body;
+  EXPECT_TRUE(WaitUntil([&] {
+    return HttpGet(api->ports.at("http"), "/api/v1/clusters?cluster=east",
+                   api->token, &body) == 200;
+  })) << body
+      << ReadFile(api->log);
+  EXPECT_NE(body.find("\"total\":16"), std::string::npos) << body;
+  // No credential of the member in lens-multicluster's log.
+  const std::string log = ReadFile(cluster_->Get("lens-multicluster")->log);
+  EXPECT_EQ(log.find("member-reader-token"), std::string::npos);
+  EXPECT_EQ(log.find(dir_ + "/member.db"), std::string::npos);
+}
+
+TEST_F(DeployedHubTest, RbacCoversExactlyWhatLensMulticlusterAsks) {
+  ASSERT_TRUE(WaitUntil([&] { return !Published().empty(); }));
+  // A change the hub must publish again (an update of its Secret).
+  ASSERT_NE(member_->Update(StorageSecret("sqlite://" + dir_ + "/member.db",
+                                          "http://127.0.0.1:1")),
+            "");
+  EXPECT_TRUE(WaitUntil([&] {
+    return Published().find("prometheusUrl") != std::string::npos;
+  })) << ReadFile(cluster_->Get("lens-multicluster")->log);
+  ExpectRbacIsExact(*rendered_, *cluster_->Get("lens-multicluster"),
+                    std::chrono::seconds(40));
+  // In the member: only its storage Secret, by name.
+  for (const KubeRequest& r : member_->Requests()) {
+    if (r.verb == "discovery") continue;
+    EXPECT_EQ(r.verb + " " + r.resource + " " + r.namespace_name + "/" +
+                  RequestName(r),
+              "get secrets lens/lens-storage")
+        << r.method << " " << r.path;
+  }
 }
 
 }  // namespace

@@ -21,8 +21,12 @@ namespace lens::test {
 inline const char kDeployDir[] = LENS_SOURCE_DIR "/deploy";
 // Every kustomization a user may apply.
 inline const std::vector<std::string> kOverlays = {
-    "base", "overlays/external-postgresql", "overlays/victoriametrics",
-    "overlays/prometheus-operator", "overlays/fluent-bit"};
+    "base",
+    "overlays/external-postgresql",
+    "overlays/victoriametrics",
+    "overlays/prometheus-operator",
+    "overlays/fluent-bit",
+    "overlays/multicluster"};
 // Where the manifests say the image is (deploy/base/kustomization.yaml).
 inline const char kImage[] = "ghcr.io/lens-observability/lens";
 
@@ -57,8 +61,8 @@ inline Rendered Render(const std::string& overlay) {
     out.error = "kubectl not found (scripts/install-deps.sh installs it)";
     return out;
   }
-  auto run = RunCommand({kubectl, "kustomize", std::string(kDeployDir) + "/" +
-                                                   overlay});
+  auto run = RunCommand(
+      {kubectl, "kustomize", std::string(kDeployDir) + "/" + overlay});
   if (!run.ok()) {
     out.error = run.status().message();
   } else if (run->wait_status != 0) {
@@ -78,8 +82,8 @@ inline std::string Str(const rapidjson::Value& v, const char* pointer) {
 
 // "Kind namespace/name", for messages.
 inline std::string Describe(const rapidjson::Value& object) {
-  return Str(object, "/kind") + " " + Str(object, "/metadata/namespace") +
-         "/" + Str(object, "/metadata/name");
+  return Str(object, "/kind") + " " + Str(object, "/metadata/namespace") + "/" +
+         Str(object, "/metadata/name");
 }
 
 inline const rapidjson::Value* Find(const Rendered& r, const std::string& kind,

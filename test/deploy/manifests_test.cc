@@ -2,6 +2,8 @@
 // validates against the Kubernetes 1.36 schema (strict: unknown fields fail),
 // and what the objects say of each other and of Lens holds: images and
 // commands, ports, probes and Services, Secrets and ConfigMaps, Pod Security.
+#include "manifests.h"
+
 #include <gtest/gtest.h>
 #include <rapidjson/pointer.h>
 
@@ -12,7 +14,6 @@
 
 #include "lens/config.h"
 #include "lens/version.h"
-#include "manifests.h"
 
 namespace lens::test {
 namespace {
@@ -22,8 +23,11 @@ using rapidjson::Value;
 
 // The keys of the Secrets the user creates (docs/deploy.md).
 const std::map<std::string, std::set<std::string>> kSecretKeys = {
-    {"lens-tokens", {"node", "jobs", "controller", "telemetry", "api"}},
-    {"lens-database", {"url", "password"}}};
+    {"lens-tokens",
+     {"node", "jobs", "controller", "telemetry", "api", "multicluster"}},
+    {"lens-database", {"url", "password"}},
+    // Published by lens-multicluster, mounted by lens-api.
+    {"lens-clusters-config", {"clusters.yaml"}}};
 
 class ManifestsTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -40,8 +44,7 @@ TEST_P(ManifestsTest, EveryObjectValidatesAgainstTheKubernetesSchema) {
   auto schemas = KubeSchemas::Load(LENS_KUBE_OPENAPI_DIR, &error);
   ASSERT_TRUE(schemas) << error;
   for (const auto& o : rendered_.objects) {
-    EXPECT_TRUE(
-        schemas->Knows(Str(o, "/apiVersion"), Str(o, "/kind")))
+    EXPECT_TRUE(schemas->Knows(Str(o, "/apiVersion"), Str(o, "/kind")))
         << Describe(o) << ": no schema for " << Str(o, "/apiVersion");
     for (const std::string& problem : schemas->Validate(o)) {
       ADD_FAILURE() << GetParam() << ": " << problem;
@@ -55,44 +58,46 @@ TEST_P(ManifestsTest, LensContainersRunDaemonsOfThisVersion) {
   const auto daemons = DaemonFiles();
   ASSERT_GE(daemons.size(), 6u) << LENS_DAEMON_FILES;
   int lens_containers = 0;
-  ForEachContainer(rendered_, [&](const Value& w, const Value&,
-                                  const Value& c) {
-    const std::string image = Str(c, "/image");
-    if (!IsLens(c)) {
-      EXPECT_EQ(image.find("lens"), std::string::npos)
-          << Describe(w) << ": " << image << " looks like ours";
-      return;
-    }
-    ++lens_containers;
-    EXPECT_EQ(image, std::string(kImage) + ":" + Version()) << Describe(w);
-    const std::string binary = Str(c, "/command/0");
-    EXPECT_EQ(binary.rfind("/usr/bin/", 0), 0u) << Describe(w) << ": " << binary;
-    EXPECT_TRUE(daemons.count(fs::path(binary).filename().string()))
-        << Describe(w) << ": " << binary << " is not a Lens daemon";
-  });
+  ForEachContainer(
+      rendered_, [&](const Value& w, const Value&, const Value& c) {
+        const std::string image = Str(c, "/image");
+        if (!IsLens(c)) {
+          EXPECT_EQ(image.find("lens"), std::string::npos)
+              << Describe(w) << ": " << image << " looks like ours";
+          return;
+        }
+        ++lens_containers;
+        EXPECT_EQ(image, std::string(kImage) + ":" + Version()) << Describe(w);
+        const std::string binary = Str(c, "/command/0");
+        EXPECT_EQ(binary.rfind("/usr/bin/", 0), 0u)
+            << Describe(w) << ": " << binary;
+        EXPECT_TRUE(daemons.count(fs::path(binary).filename().string()))
+            << Describe(w) << ": " << binary << " is not a Lens daemon";
+      });
   EXPECT_GE(lens_containers, 6);
 }
 
 // Probes, Services and container ports name each other consistently.
 TEST_P(ManifestsTest, PortsProbesAndServicesAgree) {
-  ForEachContainer(rendered_, [&](const Value& w, const Value& spec,
-                                  const Value& c) {
-    std::set<std::string> names;
-    if (c.HasMember("ports")) {
-      for (const auto& p : c["ports"].GetArray()) names.insert(Str(p, "/name"));
-    }
-    for (const char* probe : {"livenessProbe", "readinessProbe"}) {
-      if (!c.HasMember(probe)) continue;
-      const Value* port = rapidjson::Pointer("/httpGet/port").Get(c[probe]);
-      if (!port) continue;
-      EXPECT_TRUE(port->IsString() && names.count(port->GetString()))
-          << Describe(w) << " " << probe << ": no such named port";
-      EXPECT_EQ(Str(c[probe], "/httpGet/path").front(), '/') << Describe(w);
-    }
-    if (IsLens(c) && spec.HasMember("hostNetwork")) {
-      EXPECT_TRUE(spec["hostNetwork"].GetBool()) << Describe(w);
-    }
-  });
+  ForEachContainer(
+      rendered_, [&](const Value& w, const Value& spec, const Value& c) {
+        std::set<std::string> names;
+        if (c.HasMember("ports")) {
+          for (const auto& p : c["ports"].GetArray())
+            names.insert(Str(p, "/name"));
+        }
+        for (const char* probe : {"livenessProbe", "readinessProbe"}) {
+          if (!c.HasMember(probe)) continue;
+          const Value* port = rapidjson::Pointer("/httpGet/port").Get(c[probe]);
+          if (!port) continue;
+          EXPECT_TRUE(port->IsString() && names.count(port->GetString()))
+              << Describe(w) << " " << probe << ": no such named port";
+          EXPECT_EQ(Str(c[probe], "/httpGet/path").front(), '/') << Describe(w);
+        }
+        if (IsLens(c) && spec.HasMember("hostNetwork")) {
+          EXPECT_TRUE(spec["hostNetwork"].GetBool()) << Describe(w);
+        }
+      });
   for (const Value* svc : OfKind(rendered_, "Service")) {
     const std::string ns = Str(*svc, "/metadata/namespace");
     const Value& selector = (*svc)["spec"]["selector"];
@@ -146,8 +151,7 @@ TEST_P(ManifestsTest, SecretsAreReferencedNeverWritten) {
           }
         }
         if (v.HasMember("configMap")) {
-          EXPECT_NE(Find(rendered_, "ConfigMap", ns,
-                         Str(v, "/configMap/name")),
+          EXPECT_NE(Find(rendered_, "ConfigMap", ns, Str(v, "/configMap/name")),
                     nullptr)
               << Describe(o) << ": " << Str(v, "/configMap/name");
         }
@@ -156,8 +160,7 @@ TEST_P(ManifestsTest, SecretsAreReferencedNeverWritten) {
     for (const auto& c : (*spec)["containers"].GetArray()) {
       if (!c.HasMember("env")) continue;
       for (const auto& e : c["env"].GetArray()) {
-        const Value* ref =
-            rapidjson::Pointer("/valueFrom/secretKeyRef").Get(e);
+        const Value* ref = rapidjson::Pointer("/valueFrom/secretKeyRef").Get(e);
         if (ref) check_key(o, Str(*ref, "/name"), Str(*ref, "/key"));
       }
     }
@@ -198,8 +201,9 @@ TEST_P(ManifestsTest, RestrictedNamespacesAdmitTheirPods) {
       EXPECT_TRUE((non_root && non_root->GetBool()) ||
                   (pod_non_root && pod_non_root->GetBool()))
           << what;
-      const Value* escalation = rapidjson::Pointer(
-          "/securityContext/allowPrivilegeEscalation").Get(c);
+      const Value* escalation =
+          rapidjson::Pointer("/securityContext/allowPrivilegeEscalation")
+              .Get(c);
       EXPECT_TRUE(escalation && !escalation->GetBool()) << what;
       EXPECT_EQ(Str(c, "/securityContext/capabilities/drop/0"), "ALL") << what;
       EXPECT_EQ(rapidjson::Pointer("/securityContext/capabilities/add").Get(c),
@@ -211,24 +215,24 @@ TEST_P(ManifestsTest, RestrictedNamespacesAdmitTheirPods) {
 
 // Node daemons read the host; only what they must write is writable.
 TEST_P(ManifestsTest, HostPathsOfLensDaemonsAreReadOnly) {
-  ForEachContainer(rendered_, [&](const Value& w, const Value& spec,
-                                  const Value& c) {
-    if (!IsLens(c) || !c.HasMember("volumeMounts")) return;
-    const std::string binary = Str(c, "/command/0");
-    for (const auto& m : c["volumeMounts"].GetArray()) {
-      const Value* volume = nullptr;
-      for (const auto& v : spec["volumes"].GetArray()) {
-        if (v["name"] == m["name"]) volume = &v;
-      }
-      ASSERT_NE(volume, nullptr) << Describe(w) << ": " << Str(m, "/name");
-      if (!volume->HasMember("hostPath")) continue;
-      // The tuner writes sysctls and limits files; nothing else writes.
-      const bool writer = binary == "/usr/bin/lens-tuner";
-      const Value* ro = rapidjson::Pointer("/readOnly").Get(m);
-      EXPECT_TRUE(writer || (ro && ro->GetBool()))
-          << Describe(w) << ": " << Str(m, "/mountPath") << " is writable";
-    }
-  });
+  ForEachContainer(
+      rendered_, [&](const Value& w, const Value& spec, const Value& c) {
+        if (!IsLens(c) || !c.HasMember("volumeMounts")) return;
+        const std::string binary = Str(c, "/command/0");
+        for (const auto& m : c["volumeMounts"].GetArray()) {
+          const Value* volume = nullptr;
+          for (const auto& v : spec["volumes"].GetArray()) {
+            if (v["name"] == m["name"]) volume = &v;
+          }
+          ASSERT_NE(volume, nullptr) << Describe(w) << ": " << Str(m, "/name");
+          if (!volume->HasMember("hostPath")) continue;
+          // The tuner writes sysctls and limits files; nothing else writes.
+          const bool writer = binary == "/usr/bin/lens-tuner";
+          const Value* ro = rapidjson::Pointer("/readOnly").Get(m);
+          EXPECT_TRUE(writer || (ro && ro->GetBool()))
+              << Describe(w) << ": " << Str(m, "/mountPath") << " is writable";
+        }
+      });
 }
 
 // The one lens.yaml the daemons share loads with every key known, and says
@@ -244,8 +248,8 @@ TEST_P(ManifestsTest, LensYamlLoadsAndHoldsNoSecret) {
     ConfigLoadOptions options;
     options.getenv = [](const std::string&) { return std::nullopt; };
     auto config = LoadConfig(file.string(), options);
-    ASSERT_TRUE(config.ok()) << Describe(*cm) << ": "
-                             << config.status().message();
+    ASSERT_TRUE(config.ok())
+        << Describe(*cm) << ": " << config.status().message();
     const std::string& url = config->database.url;
     const size_t user = url.find("://") + 3;
     EXPECT_EQ(url.substr(user, url.find('@') - user).find(':'),
@@ -255,14 +259,57 @@ TEST_P(ManifestsTest, LensYamlLoadsAndHoldsNoSecret) {
          {&config->node_exporter.bearer_token_file,
           &config->netflow.bearer_token_file, &config->jobs.bearer_token_file,
           &config->controller.bearer_token_file,
-          &config->telemetry.bearer_token_file,
-          &config->api.bearer_token_file}) {
+          &config->telemetry.bearer_token_file, &config->api.bearer_token_file,
+          &config->multi_cluster.bearer_token_file}) {
       EXPECT_EQ(token->rfind("/var/run/lens/tokens/", 0), 0u)
           << Describe(*cm) << ": a daemon without its token";
     }
     ++loaded;
   }
   EXPECT_EQ(loaded, 2);  // one per namespace
+}
+
+// Every Lens daemon's Service is scraped in both monitoring overlays, on the
+// port it names, with the token of its Secret.
+TEST(MonitoringOverlays, ScrapeEveryLensService) {
+  const Rendered base = Render("base");
+  ASSERT_EQ(base.error, "");
+  for (const auto& [overlay, kinds] :
+       std::map<std::string, std::vector<std::string>>{
+           {"overlays/victoriametrics", {"VMServiceScrape"}},
+           {"overlays/prometheus-operator",
+            {"ServiceMonitor", "PodMonitor"}}}) {
+    const Rendered r = Render(overlay);
+    ASSERT_EQ(r.error, "");
+    int scraped = 0;
+    for (const Value* svc : OfKind(base, "Service")) {
+      const std::string name = Str(*svc, "/metadata/name");
+      const std::string ns = Str(*svc, "/metadata/namespace");
+      if (name == "lens-postgresql") continue;
+      const Value* scrape = nullptr;
+      for (const std::string& kind : kinds) {
+        if (!scrape) scrape = Find(r, kind, ns, name);
+      }
+      ASSERT_NE(scrape, nullptr) << overlay << ": nothing scrapes " << name;
+      const char* endpoints = Str(*scrape, "/kind") == "PodMonitor"
+                                  ? "/spec/podMetricsEndpoints/0"
+                                  : "/spec/endpoints/0";
+      const Value* e = rapidjson::Pointer(endpoints).Get(*scrape);
+      ASSERT_NE(e, nullptr) << Describe(*scrape);
+      bool named = false;
+      for (const auto& p : (*svc)["spec"]["ports"].GetArray()) {
+        named |= Str(p, "/name") == Str(*e, "/port");
+      }
+      EXPECT_TRUE(named) << Describe(*scrape) << ": port " << Str(*e, "/port");
+      EXPECT_EQ(Str(*e, "/path"), "/metrics");
+      const std::string key = Str(*e, "/bearerTokenSecret/key") +
+                              Str(*e, "/authorization/credentials/key");
+      EXPECT_TRUE(kSecretKeys.at("lens-tokens").count(key))
+          << Describe(*scrape) << ": token key \"" << key << "\"";
+      ++scraped;
+    }
+    EXPECT_GE(scraped, 7) << overlay;
+  }
 }
 
 // The VictoriaMetrics overlay's vmagent: Debian's vmagent accepts its scrape
@@ -280,17 +327,17 @@ TEST(VictoriaMetricsOverlay, VmagentAcceptsItsConfigAndSendsTheEnrichedSeries) {
   const fs::path dir = fs::path(::testing::TempDir()) / "lens-vmagent";
   fs::create_directories(dir);
   for (const auto& file : (*cm)["data"].GetObject()) {
-    ASSERT_TRUE(
-        WriteFile((dir / file.name.GetString()).string(), file.value.GetString())
-            .ok());
+    ASSERT_TRUE(WriteFile((dir / file.name.GetString()).string(),
+                          file.value.GetString())
+                    .ok());
   }
   const Value* deployment = Find(r, "Deployment", "lens", "lens-vmagent");
   ASSERT_NE(deployment, nullptr);
   const std::string vmagent = FindBinary("vmagent");
   ASSERT_NE(vmagent, "") << "vmagent (Debian's victoria-metrics) not found";
   std::vector<std::string> argv = {vmagent, "-dryRun"};
-  for (const auto& a : (*PodSpec(*deployment))["containers"][0]["args"]
-                           .GetArray()) {
+  for (const auto& a :
+       (*PodSpec(*deployment))["containers"][0]["args"].GetArray()) {
     std::string arg = a.GetString();
     if (size_t at = arg.find("/etc/vmagent/"); at != std::string::npos) {
       arg.replace(at, 13, dir.string() + "/");
@@ -320,15 +367,15 @@ TEST(VictoriaMetricsOverlay, VmagentAcceptsItsConfigAndSendsTheEnrichedSeries) {
                                         defaults.metric_prefixes.end()));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Deploy, ManifestsTest, ::testing::ValuesIn(kOverlays),
-    [](const auto& info) {
-      std::string name = fs::path(info.param).filename().string();
-      for (char& c : name) {
-        if (c == '-') c = '_';
-      }
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Deploy, ManifestsTest, ::testing::ValuesIn(kOverlays),
+                         [](const auto& info) {
+                           std::string name =
+                               fs::path(info.param).filename().string();
+                           for (char& c : name) {
+                             if (c == '-') c = '_';
+                           }
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace lens::test

@@ -1,0 +1,170 @@
+// The clusters of lens-multicluster's directory file (lens/api.h,
+// NewClusterDirectoryFile): looked at again when its mtime or size changes
+// (a Secret volume swaps a symlink, which changes both), each member's store
+// and time series opened on its first request and reopened when its
+// endpoints change.
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "core/redact.h"
+#include "lens/api.h"
+#include "lens/cluster_directory.h"
+#include "lens/log.h"
+
+namespace lens {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+class DirectoryFile : public ApiClusters {
+ public:
+  explicit DirectoryFile(ClusterDirectoryOptions options)
+      : options_(std::move(options)) {}
+
+  StatusOr<Handle> Find(std::string_view name) override {
+    ClusterEndpoints endpoints;
+    {
+      std::lock_guard lock(mu_);
+      Reload();
+      auto it = entries_.find(name);
+      if (it == entries_.end()) {
+        return NotFoundError("unknown cluster \"" + std::string(name) + "\"");
+      }
+      if (it->second.open.store) {
+        Handle h = it->second.open;
+        h.stale = it->second.endpoints.stale;
+        return h;
+      }
+      endpoints = it->second.endpoints;
+    }
+    // Opening a store can take a connection's time: not under the lock.
+    LENS_ASSIGN_OR_RETURN(Handle opened, Open(endpoints));
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(name);
+    if (it != entries_.end() && it->second.endpoints == endpoints &&
+        !it->second.open.store) {
+      it->second.open = opened;
+    }
+    opened.stale = endpoints.stale;
+    return opened;
+  }
+
+ private:
+  struct Entry {
+    ClusterEndpoints endpoints;
+    Handle open;  // empty until the first request
+  };
+
+  StatusOr<Handle> Open(const ClusterEndpoints& c) {
+    auto store = Store::Open(c.database_url);
+    if (!store.ok()) {
+      return UnavailableError("cluster \"" + c.name + "\": store " +
+                              RedactedUrl(c.database_url) + ": " +
+                              std::string(store.status().message()));
+    }
+    Handle h;
+    h.store = std::shared_ptr<Store>(std::move(*store));
+    if (c.prometheus_url.empty()) {
+      h.series = NewSampleHistorySource(h.store.get());
+    } else {
+      PromQlSourceOptions p;
+      p.url = c.prometheus_url;
+      p.bearer_token = c.prometheus_token;
+      p.timeout = options_.prometheus_timeout;
+      auto series = NewPromQlSource(p);
+      if (!series.ok()) {
+        return InvalidArgumentError("cluster \"" + c.name + "\": " +
+                                    std::string(series.status().message()));
+      }
+      h.series = std::move(*series);
+    }
+    return h;
+  }
+
+  // Under mu_. Re-reads the file when it changed since the last read; keeps
+  // the last good directory when it is missing or bad.
+  void Reload() {
+    const auto now = Clock::now();
+    if (checked_ && now - last_check_ < options_.recheck) return;
+    checked_ = true;
+    last_check_ = now;
+    std::error_code ec;
+    const auto mtime = fs::last_write_time(options_.path, ec);
+    const auto size = ec ? 0 : fs::file_size(options_.path, ec);
+    const std::string stamp =
+        ec ? "missing: " + ec.message()
+           : std::to_string(mtime.time_since_epoch().count()) + "/" +
+                 std::to_string(size);
+    if (stamp == stamp_) return;
+    stamp_ = stamp;
+    if (ec) {
+      LENS_LOG(WARN).Field("file", options_.path).Field("error", ec.message())
+          << "cluster directory unreadable; keeping the last one";
+      return;
+    }
+    auto text = ReadWholeFile();
+    auto parsed = text.ok()
+                      ? ParseClusterDirectory(*text)
+                      : StatusOr<std::vector<ClusterEndpoints>>(text.status());
+    if (!parsed.ok()) {
+      LENS_LOG(WARN)
+              .Field("file", options_.path)
+              .Field("error", parsed.status().message())
+          << "cluster directory refused; keeping the last one";
+      return;
+    }
+    std::map<std::string, Entry, std::less<>> next;
+    for (ClusterEndpoints& c : *parsed) {
+      Entry e;
+      auto old = entries_.find(c.name);
+      if (old != entries_.end() && SameTarget(old->second.endpoints, c)) {
+        e.open = old->second.open;  // unchanged: keep the open store
+      }
+      e.endpoints = std::move(c);
+      next.emplace(e.endpoints.name, std::move(e));
+    }
+    entries_ = std::move(next);
+    LENS_LOG(INFO)
+            .Field("file", options_.path)
+            .Field("clusters", static_cast<int64_t>(entries_.size()))
+        << "cluster directory loaded";
+  }
+
+  static bool SameTarget(const ClusterEndpoints& a, const ClusterEndpoints& b) {
+    return a.database_url == b.database_url &&
+           a.prometheus_url == b.prometheus_url &&
+           a.prometheus_token == b.prometheus_token;
+  }
+
+  StatusOr<std::string> ReadWholeFile() const {
+    FILE* f = std::fopen(options_.path.c_str(), "rb");
+    if (!f) return NotFoundError("cannot open " + options_.path);
+    std::string out;
+    char buffer[65536];
+    size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) {
+      out.append(buffer, n);
+      if (out.size() > (2u << 20)) break;  // the parser refuses > 1 MiB
+    }
+    std::fclose(f);
+    return out;
+  }
+
+  const ClusterDirectoryOptions options_;
+  std::mutex mu_;
+  bool checked_ = false;
+  Clock::time_point last_check_;
+  std::string stamp_;
+  std::map<std::string, Entry, std::less<>> entries_;
+};
+
+}  // namespace
+
+std::unique_ptr<ApiClusters> NewClusterDirectoryFile(
+    const ClusterDirectoryOptions& options) {
+  return std::make_unique<DirectoryFile>(options);
+}
+
+}  // namespace lens

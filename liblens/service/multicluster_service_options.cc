@@ -1,0 +1,102 @@
+// lens-multicluster's options from the config: the `multiCluster:`
+// section, the home kubeconfig and the token file read.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "lens/multicluster_service.h"
+
+namespace lens {
+namespace {
+
+// $POD_NAME (the downward API), else the host name; with the pid, so two
+// processes on one host differ.
+std::string DefaultIdentity() {
+  std::string name;
+  if (const char* pod = std::getenv("POD_NAME"); pod && *pod) {
+    name = pod;
+  } else {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    name = host[0] ? host : "lens-multicluster";
+  }
+  return name + "_" + std::to_string(::getpid());
+}
+
+}  // namespace
+
+Status MultiClusterServiceOptions::Validate() const {
+  if (home.server.empty()) {
+    return InvalidArgumentError(
+        "multiCluster: no home API server (set kubeconfig or inCluster)");
+  }
+  if (namespace_name.empty() || clusters_secret.empty() ||
+      output_secret.empty() || members.storage_namespace.empty() ||
+      members.storage_secret.empty()) {
+    return InvalidArgumentError(
+        "multiCluster: a namespace or Secret name is empty");
+  }
+  if (clusters_secret == output_secret) {
+    return InvalidArgumentError(
+        "multiCluster: outputSecret must differ from clustersSecret");
+  }
+  if (refresh < std::chrono::milliseconds(50)) {
+    return InvalidArgumentError("multiCluster: refresh: at least 50ms");
+  }
+  if (leader_election && leader.identity.empty()) {
+    return InvalidArgumentError(
+        "multiCluster: leader election needs an identity");
+  }
+  LENS_RETURN_IF_ERROR(http.Validate().WithContext("http"));
+  return OkStatus();
+}
+
+StatusOr<MultiClusterServiceOptions> MultiClusterServiceOptionsFromConfig(
+    const Config& config) {
+  const MultiClusterOptions& c = config.multi_cluster;
+  LENS_RETURN_IF_ERROR(c.Validate().WithContext("multiCluster"));
+  MultiClusterServiceOptions o;
+  if (c.in_cluster) {
+    LENS_ASSIGN_OR_RETURN(o.home, InClusterConnection());
+  } else if (!c.kubeconfig.empty()) {
+    StatusOr<KubeConnection> home = LoadKubeconfig(c.kubeconfig, c.context);
+    if (!home.ok()) return home.status().WithContext("multiCluster.kubeconfig");
+    o.home = std::move(*home);
+  } else {
+    return InvalidArgumentError(
+        "multiCluster: no home API server: set multiCluster.kubeconfig "
+        "(--kubeconfig) or multiCluster.inCluster (--in-cluster)");
+  }
+  o.client.request_timeout = c.request_timeout;
+  o.client.connect_timeout =
+      std::min(c.request_timeout, o.client.connect_timeout);
+  o.client.user_agent = "lens-multicluster";
+  o.namespace_name = c.namespace_name;
+  o.clusters_secret = c.clusters_secret;
+  o.output_secret = c.output_secret;
+  o.members.storage_namespace = c.storage_namespace;
+  o.members.storage_secret = c.storage_secret;
+  o.refresh = c.refresh;
+  o.leader_election = c.leader_election;
+  o.leader.namespace_name = c.lease_namespace;
+  o.leader.lease_name = c.lease_name;
+  o.leader.identity = c.identity.empty() ? DefaultIdentity() : c.identity;
+  if (!c.bearer_token_file.empty()) {
+    LENS_ASSIGN_OR_RETURN(o.http.bearer_token,
+                          ReadBearerTokenFile(c.bearer_token_file,
+                                              "multiCluster.bearerTokenFile"));
+  }
+  o.http.listen = c.listen_address;
+  o.http.public_paths = {"/healthz", "/readyz"};
+  o.http.priority_paths = {"/metrics", "/healthz", "/readyz"};
+  o.http.tls_cert_file = c.tls_cert_file;
+  o.http.tls_key_file = c.tls_key_file;
+  // Prometheus and the kubelet's probes: nothing else calls it.
+  o.http.threads = 1;
+  o.http.max_connections = 64;
+  LENS_RETURN_IF_ERROR(o.Validate());
+  return o;
+}
+
+}  // namespace lens
