@@ -86,12 +86,13 @@ test-asan: deps
 # attack suite; informers, leader electors and the controller's writer against their handlers and
 # readers; the jobs' scheduler threads and parallel agent reads; the telemetry disk queue's
 # appenders against its consumer, the forwarder's sender, the logs path's concurrent ingest and the
-# local scrape's thread against the processor):
+# local scrape's thread against the processor; lens-tuner's checks against /metrics and
+# lens-multicluster's parallel member reads against its publisher and /metrics):
 # building the rest under TSan would double the build time and test nothing new.
 TSAN_TESTS := store_concurrency_test agent_node_agent_test flow_monitor_test flow_probe_test \
               http_server_limits_test kube_informer_test kube_leader_test cluster_controller_test \
               jobs_scheduler_test jobs_agents_test telemetry_queue_test telemetry_logs_test \
-              telemetry_store_test
+              telemetry_store_test tuner_service_test multicluster_service_test
 test-tsan: deps
 	@$(START); mkdir -p $(TSAN_BUILD); cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DLENS_SANITIZE=thread \
