@@ -58,7 +58,11 @@ class DirectoryFile : public ApiClusters {
   };
 
   StatusOr<Handle> Open(const ClusterEndpoints& c) {
-    auto store = Store::Open(c.database_url);
+    // A member's own daemons migrate its store; a hub of another version
+    // must not change it.
+    StoreOptions store_options;
+    store_options.migrate = false;
+    auto store = Store::Open(c.database_url, store_options);
     if (!store.ok()) {
       return UnavailableError("cluster \"" + c.name + "\": store " +
                               RedactedUrl(c.database_url) + ": " +
