@@ -130,7 +130,9 @@ TEST_F(DeployedBaseTest, EveryDaemonAnswersItsProbesOnTheNamedPorts) {
   ASSERT_GE(cluster_->containers().size(), skip_netflow_.empty() ? 7u : 6u);
   for (DeployedContainer& c : cluster_->containers()) {
     ASSERT_FALSE(c.probes.empty()) << c.workload;
-    for (const auto& [path, port] : c.probes) {
+    for (const auto& probe : c.probes) {
+      // Copies: clang 14 cannot capture structured bindings in a lambda.
+      const std::string path = probe.first, port = probe.second;
       ASSERT_TRUE(c.ports.count(port)) << c.workload << ": " << port;
       std::string why;
       EXPECT_TRUE(WaitUntil([&] {
