@@ -68,6 +68,13 @@ std::string PackageOf(const std::string& ldd, const std::string& soname) {
 }
 
 TEST(Image, RuntimePackagesAreExactlyWhatTheDaemonsLink) {
+#ifdef LENS_SANITIZED_BUILD
+  // The image is built from the Release configuration; a sanitizer build's
+  // daemons also link the runtimes' libraries (libatomic, grpc's own
+  // dependencies without --as-needed), which say nothing about the image.
+  GTEST_SKIP() << "sanitizer build: the image's binaries are the Release "
+                  "build's (checked by make test's Release stage)";
+#endif
   std::string base;
   const std::set<std::string> listed =
       RuntimePackages(ReadFile(std::string(kDeployDir) + "/Dockerfile"), &base);
