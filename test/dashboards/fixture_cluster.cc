@@ -62,8 +62,16 @@ StatusOr<std::unique_ptr<FixtureCluster>> FixtureCluster::Start(
        "--no-nvml", "--no-containers", "--compat-names"},
       {std::string("NODE_NAME=") + kNode}));
   LENS_RETURN_IF_ERROR(c->WaitReady("lens-node-agent", agent, "/healthz"));
+  // /healthz is up before the first GPU scan has filled /gpus (a slow,
+  // sanitized build shows it): wait for the GPUs themselves.
   httplib::Client agent_client("127.0.0.1", agent);
   auto gpus = agent_client.Get("/gpus");
+  for (int i = 0; i < 300 && !(gpus && gpus->status == 200 &&
+                               gpus->body.find("\"bdf\"") != std::string::npos);
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    gpus = agent_client.Get("/gpus");
+  }
   if (!gpus || gpus->status != 200)
     return UnavailableError("lens-node-agent /gpus did not answer");
   LENS_RETURN_IF_ERROR(c->SeedStore(gpus->body));
