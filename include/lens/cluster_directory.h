@@ -26,6 +26,10 @@
 
 namespace lens {
 
+// Whether `name` can name a cluster: a DNS label (a-z, 0-9, '-' inside, at
+// most 63).
+LENS_EXPORT bool IsClusterName(std::string_view name);
+
 struct LENS_EXPORT ClusterEndpoints {
   std::string name;
   std::string database_url;

@@ -13,18 +13,6 @@ const std::set<std::string, std::less<>> kKeys = {
     "name",  "databaseUrl", "prometheusUrl", "prometheusToken",
     "stale", "updated"};
 
-bool IsDnsLabel(std::string_view s) {
-  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') {
-    return false;
-  }
-  for (char c : s) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
-      return false;
-    }
-  }
-  return true;
-}
-
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
@@ -36,8 +24,20 @@ std::string Entry(size_t i, const std::string& name) {
 
 }  // namespace
 
+bool IsClusterName(std::string_view s) {
+  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') {
+    return false;
+  }
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
 Status ClusterEndpoints::Validate() const {
-  if (!IsDnsLabel(name)) {
+  if (!IsClusterName(name)) {
     return InvalidArgumentError(
         "name: want a DNS label (a-z, 0-9, '-', at most 63)");
   }

@@ -7,22 +7,11 @@
 #include <utility>
 
 #include "core/redact.h"
+#include "lens/cluster_directory.h"
 #include "lens/multicluster.h"
 
 namespace lens {
 namespace {
-
-bool IsDnsLabel(std::string_view s) {
-  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') {
-    return false;
-  }
-  for (char c : s) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // `text` with every occurrence of `server` replaced by its redacted form:
 // the client's messages name the server as configured, and a server URL
@@ -149,7 +138,7 @@ std::vector<Status> MemberClusters::SetMembers(
     m.status.server.clear();
     const std::string where = std::string(origin) + " key " + name;
     Status problem;
-    if (!IsDnsLabel(name)) {
+    if (!IsClusterName(name)) {
       problem = InvalidArgumentError(
           where +
           ": the key is not a cluster name (a DNS label: a-z, 0-9, "
