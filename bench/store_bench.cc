@@ -2,7 +2,7 @@
 // program starts on loopback, as the tests do):
 //   BM_BatchUpsertIterations  TrainingWriter batches of 1,000 Megatron-shaped
 //                             iteration records, one transaction each
-//                             (budget: >= 100k rows/s SQLite, >= 30k PG)
+//                             (budget: >= 100k rows/s on both)
 //   BM_SingleRowUpsert        one pod upsert per transaction (p50/p99)
 //   BM_PointLookup            GetPod by uid among 10,000 pods (p50/p99)
 // A run below its budget is reported as an error ("below budget").
@@ -102,7 +102,7 @@ void BM_BatchUpsertIterations(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kBatch);
   const double rows_per_s = static_cast<double>(state.iterations() * kBatch) /
                             std::max(write_s, 1e-9);
-  const double budget = backend == 0 ? 100000 : 30000;
+  const double budget = 100000;
   // Google Benchmark first runs a few iterations to size the run; only a run
   // of at least 20 batches is long enough to judge (the first batch also
   // prepares the statements).

@@ -32,7 +32,7 @@ set(LENS_AREAS core training store gpu rdma node http agent containers container
 
 # Public header (include/lens/<name>.h) -> the area that owns it.
 set(LENS_PUBLIC_HEADER_OWNERS
-  amd_smi=gpu api=api api_service=service config=core container_events=container_events containers=containers dashboard=web export=core
+  amd_smi=gpu api=api api_service=service config=core config_cluster=core container_events=container_events containers=containers dashboard=web export=core
   flow=flow flow_policy=flow gpu=gpu host=core http=http json=core kube=kube log=core metrics=core
   model=core node=node node_agent=agent node_service=service jobs=jobs jobs_service=service controller_service=service probe=agent process=core rdma=rdma
   sample_history=store status=core store=store telemetry=telemetry telemetry_service=service timeseries=timeseries training=training

@@ -51,6 +51,7 @@ TEST_PACKAGES=(
   containerd            # a private containerd + runc for the container tracking tests
   runc
   busybox-static        # the test image's only binary (built into an OCI layout tar)
+  docker.io             # a private dockerd for the Docker container source tests
   prometheus-node-exporter  # the side-by-side cost comparison in bench/node_agent_bench
   iperf3                # loopback throughput with and without the flow probe (bench/flow_probe_bench)
   chromium              # headless browser loading every dashboard page (test/web/dashboard_test)

@@ -271,6 +271,7 @@ PYBIND11_MODULE(lens, m) {
   lp::BindTrainingTypes(m);
   lp::BindParser(m);
   lp::BindStore(m);
+  lp::BindContainers(m);
   lp::BindProbes(m);
   lp::BindFlows(m);
 

@@ -31,6 +31,9 @@ pybind11::dict ToDict(const SchemaStatus& s);
 
 // Registers lens.Store on `m`.
 void BindStore(pybind11::module_& m);
+// Registers lens.containers(store, ...) (container_bindings.cc); after
+// BindStore.
+void BindContainers(pybind11::module_& m);
 
 }  // namespace lens::python
 

@@ -26,6 +26,9 @@ inline constexpr ConfigFlag kJobsFlags[] = {
      "PEM private key of --tls-cert"},
     {"--max-agent-streams", "jobs.maxAgentStreams", ConfigFlag::kText,
      "node agents streaming at once (default 2048); more are refused"},
+    {"--node-tokens-file", "jobs.nodeTokensFile", ConfigFlag::kText,
+     "per-node tokens of the event stream, one \"NODE TOKEN\" line each: "
+     "a node agent may speak only for its own node"},
     {"--kubeconfig", "jobs.kubeconfig", ConfigFlag::kText,
      "the API server from this kubeconfig file (leader election, node agent "
      "discovery, storage scan); none: no cluster"},

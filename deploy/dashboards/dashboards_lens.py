@@ -147,11 +147,11 @@ node = dashboard(
                        f"(lens_rdma_port_rate_bytes_per_second{{{D}}})", "rate"),
                       (f"max by (device, port) (lens_rdma_port_up{{{D}}})", "up")), "Bps"),
         table(20, "RDMA error counters in range", "Link and port error counters that grew.",
-              targets((f"sum by (device, counter) (increase(lens_rdma_port_counter_total{{{D}, "
+              targets((f"sum by (device, counter) (increase(lens_rdma_port_stat_total{{{D}, "
                        f'counter=~"{RDMA_ERRORS}"}}[$__range]))', ""))),
         table(21, "RDMA hardware counters in range", "The 20 busiest hw_counters.",
               targets((f"topk(20, sum by (device, counter) (increase("
-                       f"lens_rdma_port_hw_counter_total{{{D}}}[$__range])))", ""))),
+                       f"lens_rdma_port_hw_stat_total{{{D}}}[$__range])))", ""))),
         timeseries(22, "Node agent collector time", "How long each collector's last run took.",
                    targets((f"max by (collector) (lens_agent_collector_duration_seconds{{{ON}}})",
                             "{{collector}}")), "s"),
@@ -301,12 +301,12 @@ network = dashboard(
                             "{{node}} {{device}}:{{port}}")), "percentunit", min_=0),
         timeseries(7, "RoCE congestion", "CNPs sent and handled, ECN-marked packets.",
                    targets((f"sum by (node, device, counter) (rate("
-                            f'lens_rdma_port_hw_counter_total{{{ND}, counter=~"np_cnp_sent|'
+                            f'lens_rdma_port_hw_stat_total{{{ND}, counter=~"np_cnp_sent|'
                             f'rp_cnp_handled|np_ecn_marked_roce_packets"}}[{RI}]))',
                             "{{node}} {{device}} {{counter}}")), "pps"),
         timeseries(8, "RDMA retransmits and timeouts", "Sequence errors, ack timeouts.",
                    targets((f"sum by (node, device, counter) (rate("
-                            f'lens_rdma_port_hw_counter_total{{{ND}, counter=~"local_ack_timeout_'
+                            f'lens_rdma_port_hw_stat_total{{{ND}, counter=~"local_ack_timeout_'
                             f'err|out_of_sequence|packet_seq_err|roce_adp_retrans"}}[{RI}]))',
                             "{{node}} {{device}} {{counter}}")), "pps"),
         table(9, "RDMA devices", "Firmware, board, GUID, PCI address and netdev per HCA.",

@@ -20,8 +20,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lens/containers.h"
@@ -38,7 +40,15 @@ struct LENS_EXPORT ContainerEventSenderOptions {
   // TLS: on when tls_ca_file is set (PEM of the CA that signed lens-jobs).
   std::string tls_ca_file;
   // Sent as "authorization: Bearer <token>" on the stream; empty = none.
+  // With per-node tokens on the server (ContainerEventServerOptions::
+  // node_tokens) this is this node's own token.
   std::string bearer_token;
+  // A snapshot larger than this (serialized bytes) is sent in parts of at
+  // most this size (SnapshotBegin, SnapshotPart..., SnapshotEnd); a smaller
+  // one as a single Snapshot message, which older servers read too. A
+  // container larger than this travels alone in its part. 4 KiB .. 3 MiB
+  // (the server's message limit is 4 MiB); Start() checks.
+  size_t snapshot_part_bytes = 1 << 20;
   // Unacked messages kept for resending. When full, the oldest event is
   // dropped and counted (the next snapshot repairs the state it carried).
   size_t max_buffered = 10000;
@@ -94,13 +104,33 @@ struct LENS_EXPORT ContainerEventServerOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
   // Required "authorization: Bearer <token>" when set; streams without it
-  // end with UNAUTHENTICATED.
+  // end with UNAUTHENTICATED. Shared by every node: a holder can speak for
+  // any node name (see node_tokens).
   std::string bearer_token;
+  // Per-node identity: node name -> that node's token. When not empty, a
+  // stream authenticates with its node's token (UNAUTHENTICATED otherwise)
+  // and may speak only for that node: a Hello or a message for another node
+  // ends the stream with PERMISSION_DENIED (counted in
+  // lens_container_event_permission_denied_total). Tokens must be unique.
+  std::map<std::string, std::string> node_tokens;
+  // With node_tokens set, whether the shared bearer_token is still accepted
+  // on the stream (for any node, as before): a migration aid, off by default.
+  bool accept_shared_token = false;
   // Largest accepted message.
   size_t max_message_bytes = 4 << 20;
+  // Largest snapshot one stream may assemble from parts (the wire bytes of
+  // its parts); a larger one ends the stream with RESOURCE_EXHAUSTED and
+  // changes nothing.
+  size_t max_snapshot_bytes = size_t{64} << 20;
   // Messages from all streams are written in batches of at most this many,
   // one transaction per table, before they are acked.
   size_t max_batch = 1000;
+  // The queue in front of the store writer holds at most this many bytes
+  // (wire bytes of the messages; a snapshot counts whole) and 4 * max_batch
+  // messages. When full, the streams stop reading, so gRPC flow control
+  // holds the agents back; nothing is dropped. One message larger than the
+  // bound is admitted when the queue is empty.
+  size_t max_queued_bytes = size_t{64} << 20;
   // Listener limits (docs/containers.md): at most max_streams streams at once
   // (one per node agent, each holding two threads; more get
   // RESOURCE_EXHAUSTED), 4 per connection; a
@@ -116,7 +146,10 @@ struct LENS_EXPORT ContainerEventServerOptions {
 struct LENS_EXPORT ContainerEventServerStats {
   uint64_t events_received = 0;  // events and snapshot entries
   uint64_t snapshots_received = 0;
-  uint64_t errors = 0;  // store failures and bad messages
+  uint64_t errors = 0;             // store failures and bad messages
+  uint64_t unauthenticated = 0;    // streams without a valid token
+  uint64_t permission_denied = 0;  // a node speaking for another node
+  int64_t queued_bytes = 0;        // waiting for the store writer now
   uint64_t batches = 0;
   double processing_seconds_sum = 0;  // receive -> stored, summed
   int64_t connected_agents = 0;
@@ -139,13 +172,23 @@ class LENS_EXPORT ContainerEventServer {
   ContainerEventServerStats stats() const;
   // Prometheus text of the stats (lens_container_events_received_total,
   // lens_container_event_errors_total,
-  // lens_container_event_processing_seconds, lens_container_event_agents).
+  // lens_container_event_processing_seconds, lens_container_event_agents,
+  // lens_container_event_queued_bytes, ...; docs/containers.md).
   std::string RenderMetrics() const;
 
  private:
   class Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Reads a node tokens file for ContainerEventServerOptions::node_tokens: one
+// "NODE TOKEN" pair per line (separated by spaces or tabs), blank lines and
+// lines starting with '#' ignored. InvalidArgument naming `what`, the path
+// and the line (never a token) for a malformed line, an invalid node name,
+// a token under 16 bytes, a node listed twice or a token shared by two
+// nodes; NotFound/PermissionDenied when unreadable; at most 4 MiB.
+LENS_EXPORT StatusOr<std::map<std::string, std::string>> ReadNodeTokensFile(
+    const std::string& path, std::string_view what);
 
 }  // namespace lens
 

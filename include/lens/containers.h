@@ -10,7 +10,10 @@
 //   tracker.Stop();
 //
 // Sources: containerd's gRPC API (containers, tasks, events; the OCI runtime
-// spec's linux.devices and device cgroup rules) and, when its socket exists,
+// spec's linux.devices and device cgroup rules) or the Docker Engine API
+// (list, inspect, events; HostConfig.Devices and GPU DeviceRequests, with the
+// same ownership rules; environment variables are never kept) and, when its
+// socket exists,
 // the kubelet pod-resources API, which is the authority for device-plugin
 // allocations. Every device record names the source that established it.
 // Privileged containers are marked and own no device through their spec: they
@@ -46,9 +49,25 @@ struct LENS_EXPORT DeviceInventory {
   std::vector<RdmaDevice> rdma;
 };
 
+// Which container runtime the tracker follows.
+enum class ContainerRuntime : uint8_t {
+  kContainerd,  // containerd's gRPC API at containerd_socket
+  kDocker,      // the Docker Engine API at docker_socket
+  kAuto,        // chosen at start: see ResolveContainerRuntime()
+};
+// "containerd", "docker", "auto".
+LENS_EXPORT std::string_view ToString(ContainerRuntime runtime);
+// The inverse of ToString; InvalidArgument naming the accepted values.
+LENS_EXPORT StatusOr<ContainerRuntime> ParseContainerRuntime(
+    std::string_view text);
+
 struct LENS_EXPORT ContainerTrackerOptions {
   // Name of this node; written into every record.
   std::string node;
+  ContainerRuntime runtime = ContainerRuntime::kContainerd;
+  // The Docker Engine API socket (HTTP over a unix socket), for kDocker.
+  // Docker's records carry the runtime namespace "moby".
+  std::string docker_socket = "/var/run/docker.sock";
   std::string containerd_socket = "/run/containerd/containerd.sock";
   // containerd namespace the kubelet's containers live in.
   std::string containerd_namespace = "k8s.io";
@@ -67,6 +86,17 @@ struct LENS_EXPORT ContainerTrackerOptions {
   // class/infiniband_verbs, procfs driver/nvidia).
   HostRoots roots;
 };
+
+// kContainerd or kDocker for `options.runtime`. kAuto: the runtime whose
+// socket exists when only one does (an agent container that mounts only
+// Docker's socket gets Docker); when both do (Docker Engine runs on
+// containerd, so a Docker host has both), Docker only if the kubelet runs
+// its pods through cri-dockerd (/run/cri-dockerd.sock exists), else
+// containerd; when neither does, containerd (which the tracker then keeps
+// trying). A plain Docker host with both sockets names kDocker explicitly.
+// Reads only the file system (stat); thread-safe.
+LENS_EXPORT ContainerRuntime ResolveContainerRuntime(
+    const ContainerTrackerOptions& options);
 
 // One change the tracker saw: the event and the container's full state after
 // it. `event.event_type` is create, update, start, exit, oom, delete, pause or

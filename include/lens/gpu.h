@@ -22,10 +22,13 @@
 // (power, temperatures, clocks, VRAM, ECC, power cap) are reported on
 // partition 0 only, so sums over GPUs stay right.
 //
-// Source coverage: amdgpu sysfs has no energy counter (only the binary
-// gpu_metrics blob) and no throttle reasons, so AMD GPUs report
-// energy_joules only where a driver exposes hwmon energy1_input, and
-// throttle reasons never; NVML reports both.
+// Source coverage: AMD energy, throttle reasons, video clocks and per-XCD
+// values come from amdgpu's binary gpu_metrics table (read once per physical
+// GPU per sample), so they are reported where the driver provides one (MI200,
+// MI300 and most GPUs since Linux 5.10); NVML reports energy and throttle
+// reasons. On a partitioned AMD GPU whose gpu_metrics has per-partition
+// stats (format 1.6+), each partition reports its own XCDs and a
+// utilization_ratio that is their mean.
 #ifndef LENS_GPU_H_
 #define LENS_GPU_H_
 
@@ -47,6 +50,31 @@ enum class GpuVendor { kAmd, kNvidia };
 
 // "amd" or "nvidia".
 LENS_EXPORT std::string_view GpuVendorName(GpuVendor vendor);
+
+// One MIG (Multi-Instance GPU) device of an NVIDIA GPU in MIG mode: a
+// compute instance inside a GPU instance, what CUDA, nvidia-smi -L and the
+// NVIDIA device plugin present as a GPU of its own. Plain value.
+struct LENS_EXPORT MigDevice {
+  // NVML's index of the MIG device under its parent GPU.
+  int index = 0;
+  // "MIG-<uuid>" (drivers R470 and newer): the id the device plugin puts in
+  // pod-resources. Empty when not reported.
+  std::string uuid;
+  uint32_t gpu_instance_id = 0;
+  uint32_t compute_instance_id = 0;
+  // The profile as nvidia-smi -L names it: "1g.10gb", "3g.40gb", or
+  // "1c.3g.71gb" when the compute instance holds fewer slices than its GPU
+  // instance; computed from the device attributes the way the NVIDIA device
+  // plugin does (media-extension variants such as "1g.10gb+me" appear as
+  // their base name). Empty when the attributes are not reported.
+  std::string profile;
+  std::optional<int> gpu_instance_slices;
+  std::optional<int> compute_instance_slices;
+  std::optional<int> multiprocessor_count;
+  std::optional<uint64_t> memory_total_bytes;
+
+  bool operator==(const MigDevice&) const = default;
+};
 
 // Static facts about one GPU (or one logical partition of one). Plain value.
 struct LENS_EXPORT GpuInfo {
@@ -93,6 +121,13 @@ struct LENS_EXPORT GpuInfo {
   std::optional<int> pcie_max_width;
   // Board power limit.
   std::optional<double> power_cap_watts;
+  // NVIDIA: N of the GPU's /dev/nvidiaN node (nvmlDeviceGetMinorNumber);
+  // nullopt otherwise.
+  std::optional<int> nvidia_minor;
+  // NVIDIA: whether MIG mode is on (nullopt: the GPU cannot do MIG or does
+  // not say) and, when it is, its MIG devices in NVML's index order.
+  std::optional<bool> mig_enabled;
+  std::vector<MigDevice> mig_devices;
 
   bool operator==(const GpuInfo&) const = default;
 };
@@ -100,9 +135,23 @@ struct LENS_EXPORT GpuInfo {
 // A process using a GPU (NVML, amd-smi). Plain value.
 struct LENS_EXPORT GpuProcess {
   int64_t pid = 0;
-  std::string name;  // empty when not reported
+  // The process's short name (NVML: /proc/<pid>/comm, at most 15 bytes; never
+  // its command line or environment). Empty when not reported or when the
+  // process has exited.
+  std::string name;
   std::optional<uint64_t> used_memory_bytes;
+  // NVIDIA MIG: the GPU and compute instance the process runs in (which
+  // MigDevice); nullopt when the GPU is not in MIG mode.
+  std::optional<uint32_t> gpu_instance_id;
+  std::optional<uint32_t> compute_instance_id;
   bool operator==(const GpuProcess&) const = default;
+};
+
+// One compute die (AMD XCD) of a GPU at one moment. Plain value.
+struct LENS_EXPORT GpuXcdSample {
+  std::optional<double> utilization_ratio;  // graphics engine busy, 0..1
+  std::optional<double> clock_graphics_hz;
+  bool operator==(const GpuXcdSample&) const = default;
 };
 
 // Dynamic values of one GPU at one moment. Plain value.
@@ -120,6 +169,8 @@ struct LENS_EXPORT GpuSample {
   std::optional<double> clock_graphics_hz;  // current shader/graphics clock
   std::optional<double> clock_memory_hz;
   std::optional<double> clock_soc_hz;
+  std::optional<double> clock_video_hz;   // AMD VCLK (VCN video core)
+  std::optional<double> clock_decode_hz;  // AMD DCLK (VCN decoder)
   std::optional<double> fan_speed_ratio;
   std::optional<double> pcie_link_speed_gtps;  // current, GT/s per lane
   std::optional<int> pcie_link_width;
@@ -127,15 +178,27 @@ struct LENS_EXPORT GpuSample {
   // ECC/RAS error totals since driver load (counters).
   std::optional<uint64_t> ecc_correctable_errors;
   std::optional<uint64_t> ecc_uncorrectable_errors;
+  // ECC error totals over the device's life, kept by the board across driver
+  // reloads and reboots (NVML aggregate counts; counters).
+  std::optional<uint64_t> ecc_correctable_errors_lifetime;
+  std::optional<uint64_t> ecc_uncorrectable_errors_lifetime;
   // Active clock throttle reasons, from a fixed vocabulary: "power_cap",
   // "thermal", "sw_power_cap", "hw_slowdown", "sync_boost", "hw_thermal",
   // "hw_power_brake", "sw_thermal", "applications_clocks", "idle",
-  // "display_clocks". Empty when none or not reported (see throttle_known).
+  // "display_clocks", and for AMD also "current" (TDC/EDC current limits)
+  // and "reliability" (FIT limit). Empty when none or not reported (see
+  // throttle_known).
   std::vector<std::string> throttle_reasons;
   bool throttle_known = false;
   // Processes holding the GPU, when the source reports them (NVML).
   std::vector<GpuProcess> processes;
   bool processes_known = false;
+  // NVIDIA MIG: memory in use per MIG device, in GpuInfo::mig_devices order
+  // (empty when the GPU has none).
+  std::vector<std::optional<uint64_t>> mig_memory_used_bytes;
+  // AMD: the compute dies (XCDs) of this GPU or partition, in XCD order, from
+  // gpu_metrics (empty when not reported).
+  std::vector<GpuXcdSample> xcds;
 
   bool operator==(const GpuSample&) const = default;
 };
@@ -183,12 +246,20 @@ LENS_EXPORT std::unique_ptr<GpuSource> NewAmdGpuSysfsSource(
 LENS_EXPORT StatusOr<std::unique_ptr<GpuSource>> NewNvmlGpuSource();
 
 // The DRM nodes of the machine, from dev/dri/by-path: "pci-0000:0c:00.0-card"
-// -> card1 and "...-render" -> renderD128. Sorted by BDF. The node REST API's
+// -> card1 and "...-render" -> renderD128. The nodes of an AMD compute
+// partition ("platform-amdgpu_xcp_3-card"/"-render": platform devices with
+// no PCI address) are mapped to their physical GPU's BDF and partition
+// through the KFD topology (each partition's node names its render minor);
+// without KFD, or in SPX mode where the amdgpu_xcp nodes are unused, they
+// are left out. Sorted by BDF, then partition. The node REST API's
 // /driMapping.
 struct LENS_EXPORT DriMapping {
   std::string bdf;
   std::string card;    // "card1"; empty when there is no card link
   std::string render;  // "renderD128"; empty when there is no render link
+  // Compute partition of the GPU at `bdf` these nodes belong to (0: the
+  // PCI device's own nodes).
+  int partition_id = 0;
   bool operator==(const DriMapping&) const = default;
 };
 // Errors: NotFound when dev/dri/by-path does not exist (no DRM devices).

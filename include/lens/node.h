@@ -95,9 +95,22 @@ struct LENS_EXPORT KubeletOptions {
   // verification (the kubelet's self-signed certificate).
   std::string ca_file;
   bool insecure_skip_verify = false;
+  // Client certificate (PEM, leaf first, chain may follow) and its private
+  // key (PEM), for kubelets that authenticate clients by X.509
+  // (--client-ca-file); both or neither. Sent with the bearer token when
+  // both are set. Re-read on every call (rotated certificates are picked up).
+  std::string client_cert_file;
+  std::string client_key_file;
   std::chrono::milliseconds timeout{5000};
   // Responses larger than this are refused (ResourceExhausted).
   uint64_t max_response_bytes = uint64_t{64} << 20;
+
+  // Checks what can be checked before the first request: the URL (http or
+  // https, a host, a port), timeout > 0, client certificate and key set
+  // together, readable, PEM, and the key matching the certificate, and a
+  // readable CA file. InvalidArgument naming the field and file (never file
+  // contents).
+  Status Validate() const;
 };
 
 // GETs `path` ("/stats/summary") from the kubelet. Errors: Unavailable

@@ -121,10 +121,12 @@ struct LENS_EXPORT GpuCollectorOptions {
 LENS_EXPORT std::unique_ptr<Collector> NewGpuCollector(
     const HostRoots& roots, std::vector<std::unique_ptr<GpuSource>> sources,
     const GpuCollectorOptions& options = {});
-// The device set of class/infiniband is re-read as for GPUs.
+// The device set of class/infiniband is re-read as for GPUs; `reader` says
+// how often each port's slow counters are read (in cycles).
 LENS_EXPORT std::unique_ptr<Collector> NewRdmaCollector(
     const HostRoots& roots,
-    std::chrono::milliseconds device_check_interval = {});
+    std::chrono::milliseconds device_check_interval = {},
+    const RdmaReaderOptions& reader = {});
 LENS_EXPORT std::unique_ptr<Collector> NewNodeFactsCollector(
     const HostRoots& roots, std::chrono::milliseconds interval);
 // Ephemeral storage (/stats/summary) and GPU allocation (/pods) from the
@@ -149,6 +151,12 @@ struct LENS_EXPORT NodeAgentOptions {
   bool amd_gpus = true;
   bool nvidia_gpus = true;  // NVML, when libnvidia-ml.so.1 loads
   bool rdma = true;
+  // RDMA error and event counters (counters/ but the traffic ones, and
+  // hw_counters/) are read about this often per port: every
+  // round(rdma_slow_counters_interval / interval) cycles, at least every
+  // cycle, the ports staggered (RdmaReaderOptions). Traffic counters and
+  // port state are read every cycle.
+  std::chrono::milliseconds rdma_slow_counters_interval{30000};
   std::chrono::milliseconds node_facts_interval{60000};
   // Kubelet collector: on when kubelet.url is set.
   KubeletOptions kubelet;

@@ -61,6 +61,13 @@ struct LENS_EXPORT RdmaPort {
   std::string rate;        // as the kernel prints it: "400 Gb/sec (4X NDR)"
   std::optional<double> rate_gbps;  // 400
   std::optional<uint32_t> lid;      // InfiniBand only; 0 on RoCE
+  // Network interfaces of this port: on RoCE the netdevs named by the port's
+  // GID table (ports/<n>/gid_attrs/ndevs/*, in GID-index order: the port's
+  // own interface first, then VLAN/macvlan children); otherwise (InfiniBand
+  // with IPoIB, or kernels without gid_attrs) the device's netdevs
+  // (device/net/*) whose dev_port (else dev_id) is port - 1, sorted. Empty
+  // when the port has none.
+  std::vector<std::string> netdevs;
   bool operator==(const RdmaPort&) const = default;
 };
 
@@ -73,17 +80,32 @@ struct LENS_EXPORT RdmaDevice {
   std::string board_id;              // "MT_0000000838"
   std::string hca_type;              // "MT4129"
   std::string node_type;             // "CA" (the "1: " prefix removed)
-  std::vector<std::string> netdevs;  // from device/net/*, sorted
+  std::vector<std::string> netdevs;  // from device/net/*, sorted (all ports)
   std::string bdf;                   // PCI address of the function
   std::optional<int> numa_node;
   std::vector<RdmaPort> ports;
   bool operator==(const RdmaDevice&) const = default;
 };
 
+// How often Sample reads each kind of port file.
+struct LENS_EXPORT RdmaReaderOptions {
+  // The traffic counters (port_{xmit,rcv}_{data,packets}) and the port state
+  // are read on every Sample. The other counters/ files and hw_counters/
+  // (error and event counters, which move slowly and, on real HCAs, cost a
+  // firmware command each) are read every `slow_counter_stride`-th Sample
+  // per port, the ports staggered so that each Sample reads about the same
+  // number of files. Between reads a port keeps the values it had in `out`
+  // (Sample's output must be passed back unchanged, or copied from the
+  // previous sample, for them to carry over). 1: every file every Sample.
+  int slow_counter_stride = 1;
+};
+
 // Reads class/infiniband under a sysfs root. Not thread-safe: one caller.
 class LENS_EXPORT RdmaReader {
  public:
   explicit RdmaReader(HostRoots roots);
+  // `options.slow_counter_stride` below 1 is taken as 1.
+  RdmaReader(HostRoots roots, RdmaReaderOptions options);
   ~RdmaReader();
   RdmaReader(const RdmaReader&) = delete;
   RdmaReader& operator=(const RdmaReader&) = delete;
@@ -92,9 +114,11 @@ class LENS_EXPORT RdmaReader {
   // means no RDMA device (no class/infiniband): not an error. Errors name the
   // file that could not be read or parsed.
   StatusOr<std::vector<RdmaDevice>> Scan();
-  // Reads every port of the last Scan into `out` (resized; one entry per port,
-  // devices in Scan order). A counter that cannot be read this time is left
-  // out; fails only when nothing could be read.
+  // Reads the ports of the last Scan into `out` (resized; one entry per port,
+  // devices in Scan order): every counter, or, with a slow_counter_stride
+  // above 1, the traffic counters and the slow ones that are due. A counter
+  // that cannot be read this time is left out; fails only when nothing could
+  // be read. Each port counts its own samples toward the stride.
   Status Sample(std::vector<RdmaPortCounters>* out);
   // Ports of the last Scan, in Sample order.
   size_t port_count() const;

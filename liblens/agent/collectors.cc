@@ -159,8 +159,9 @@ class GpuCollector final : public Collector {
 class RdmaCollector final : public Collector {
  public:
   RdmaCollector(const HostRoots& roots,
-                std::chrono::milliseconds device_check_interval)
-      : reader_(roots), check_(device_check_interval) {}
+                std::chrono::milliseconds device_check_interval,
+                const RdmaReaderOptions& reader)
+      : reader_(roots, reader), check_(device_check_interval) {}
   std::string_view name() const override { return "rdma"; }
 
   Status Collect(NodeSnapshot* next, bool* rescanned) override {
@@ -293,8 +294,9 @@ std::unique_ptr<Collector> NewGpuCollector(
 }
 
 std::unique_ptr<Collector> NewRdmaCollector(
-    const HostRoots& roots, std::chrono::milliseconds device_check_interval) {
-  return std::make_unique<RdmaCollector>(roots, device_check_interval);
+    const HostRoots& roots, std::chrono::milliseconds device_check_interval,
+    const RdmaReaderOptions& reader) {
+  return std::make_unique<RdmaCollector>(roots, device_check_interval, reader);
 }
 
 std::unique_ptr<Collector> NewNodeFactsCollector(
@@ -332,9 +334,15 @@ CollectorRegistry DefaultNodeCollectors(const NodeAgentOptions& options) {
     (void)registry.Add(
         NewGpuCollector(options.roots, std::move(sources), gpu_options));
   }
-  if (options.rdma)
-    (void)registry.Add(
-        NewRdmaCollector(options.roots, options.device_check_interval));
+  if (options.rdma) {
+    RdmaReaderOptions reader;
+    const auto cycle = std::max<int64_t>(options.interval.count(), 1);
+    reader.slow_counter_stride = static_cast<int>(std::clamp<int64_t>(
+        (options.rdma_slow_counters_interval.count() + cycle / 2) / cycle, 1,
+        1 << 20));
+    (void)registry.Add(NewRdmaCollector(
+        options.roots, options.device_check_interval, reader));
+  }
   (void)registry.Add(
       NewNodeFactsCollector(options.roots, options.node_facts_interval));
   if (!options.kubelet.url.empty()) {

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <optional>
 
+#include "agent/metrics_render_nvidia.h"
 #include "core/metric_writer.h"
 
 namespace lens::agent {
@@ -112,6 +113,8 @@ constexpr std::array kClocks = {
                [](const GpuSample& s) { return s.clock_graphics_hz; }},
     GpuLabeled{"memory", [](const GpuSample& s) { return s.clock_memory_hz; }},
     GpuLabeled{"soc", [](const GpuSample& s) { return s.clock_soc_hz; }},
+    GpuLabeled{"video", [](const GpuSample& s) { return s.clock_video_hz; }},
+    GpuLabeled{"decode", [](const GpuSample& s) { return s.clock_decode_hz; }},
 };
 constexpr std::array kEcc = {
     GpuLabeled{
@@ -122,10 +125,43 @@ constexpr std::array kEcc = {
                  return AsDouble(s.ecc_uncorrectable_errors);
                }},
 };
-constexpr std::array<std::string_view, 11> kThrottleReasons = {
-    "applications_clocks", "display_clocks", "hw_power_brake", "hw_slowdown",
-    "hw_thermal",          "idle",           "power_cap",      "sw_power_cap",
-    "sw_thermal",          "sync_boost",     "thermal"};
+constexpr std::array<std::string_view, 13> kThrottleReasons = {
+    "applications_clocks", "current",     "display_clocks", "hw_power_brake",
+    "hw_slowdown",         "hw_thermal",  "idle",           "power_cap",
+    "reliability",         "sw_power_cap", "sw_thermal",    "sync_boost",
+    "thermal"};
+
+// Per-XCD (AMD compute die) gauges: the value of one XCD, or nullopt.
+struct XcdFamily {
+  std::string_view name, help;
+  std::optional<double> GpuXcdSample::*field;
+};
+constexpr std::array kXcdFamilies = {
+    XcdFamily{"lens_gpu_xcd_utilization_ratio",
+              "Fraction of time an XCD (AMD compute die) was busy (0..1).",
+              &GpuXcdSample::utilization_ratio},
+    XcdFamily{"lens_gpu_xcd_clock_hertz",
+              "Current graphics clock of an XCD (AMD compute die).",
+              &GpuXcdSample::clock_graphics_hz},
+};
+
+void RenderXcds(const NodeSnapshot& s, size_t n, MetricWriter& w) {
+  for (const XcdFamily& f : kXcdFamilies) {
+    w.Family(f.name, f.help, "gauge");
+    for (size_t i = 0; i < n; ++i) {
+      IntText idx(s.gpus[i].index);
+      const std::vector<GpuXcdSample>& xcds = s.gpu_samples[i].xcds;
+      for (size_t x = 0; x < xcds.size(); ++x) {
+        const std::optional<double>& v = xcds[x].*f.field;
+        if (!v) continue;
+        IntText xcd(static_cast<int64_t>(x));
+        w.Sample(
+            {{"gpu", idx.view()}, {"bdf", s.gpus[i].bdf}, {"xcd", xcd.view()}},
+            *v);
+      }
+    }
+  }
+}
 
 void RenderGpus(const NodeSnapshot& s, MetricWriter& w) {
   const size_t n = std::min(s.gpus.size(), s.gpu_samples.size());
@@ -199,6 +235,7 @@ void RenderGpus(const NodeSnapshot& s, MetricWriter& w) {
           active ? 1 : 0);
     }
   }
+  RenderXcds(s, n, w);
 }
 
 bool IsDataCounter(std::string_view name) {
@@ -219,6 +256,19 @@ void RenderRdma(const NodeSnapshot& s, MetricWriter& w) {
               {"netdev", d.netdevs.empty() ? std::string_view()
                                            : std::string_view(d.netdevs[0])}},
              1);
+  }
+  w.Family("lens_rdma_port_netdev_info",
+           "Network interface of an RDMA port (RoCE GID table, or the "
+           "netdev's dev_port); the value is always 1.",
+           "gauge");
+  for (const RdmaDevice& d : s.rdma_devices) {
+    for (const RdmaPort& p : d.ports) {
+      IntText port(p.port);
+      for (const std::string& netdev : p.netdevs) {
+        w.Sample({{"device", d.name}, {"port", port.view()}, {"netdev", netdev}},
+                 1);
+      }
+    }
   }
   w.Family("lens_rdma_port_up", "1 when the port state is ACTIVE.", "gauge");
   for (const RdmaPortCounters& p : s.rdma_ports) {
@@ -263,12 +313,12 @@ void RenderRdma(const NodeSnapshot& s, MetricWriter& w) {
   }
   for (bool hardware : {false, true}) {
     if (hardware) {
-      w.Family("lens_rdma_port_hw_counter_total",
-               "Driver-specific port counter (hw_counters/<counter>).",
+      w.Family("lens_rdma_port_hw_stat_total",
+               "Driver-specific port statistic (hw_counters/<counter>).",
                "counter");
     } else {
-      w.Family("lens_rdma_port_counter_total",
-               "Standard port counter (counters/<counter>).", "counter");
+      w.Family("lens_rdma_port_stat_total",
+               "Standard port statistic (counters/<counter>).", "counter");
     }
     for (const RdmaPortCounters& p : s.rdma_ports) {
       IntText port(p.port);
@@ -386,6 +436,7 @@ void RenderAgent(const NodeSnapshot& s, MetricWriter& w) {
 void RenderLensMetrics(const NodeSnapshot& snapshot, std::string* out) {
   MetricWriter w(out);
   RenderGpus(snapshot, w);
+  RenderNvidiaGpuMetrics(snapshot, w);
   RenderRdma(snapshot, w);
   RenderNode(snapshot, w);
   RenderAgent(snapshot, w);

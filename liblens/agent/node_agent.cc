@@ -18,7 +18,8 @@ Status NodeAgentOptions::Validate() const {
     return InvalidArgumentError("interval must be at least 100ms, got " +
                                 std::to_string(interval.count()) + "ms");
   }
-  if (node_facts_interval.count() < 0 || kubelet_interval.count() < 0) {
+  if (node_facts_interval.count() < 0 || kubelet_interval.count() < 0 ||
+      rdma_slow_counters_interval.count() < 0) {
     return InvalidArgumentError("collector intervals must not be negative");
   }
   if (roots.sysfs.empty() || roots.procfs.empty() || roots.dev.empty()) {
@@ -31,6 +32,9 @@ Status NodeAgentOptions::Validate() const {
         "kubelet url must start with http:// or https://, got \"" +
         kubelet.url + "\"");
   }
+  // TLS files are loaded once here so a wrong path or a key that does not
+  // match its certificate stops start-up instead of failing every cycle.
+  if (!kubelet.url.empty()) return kubelet.Validate();
   return OkStatus();
 }
 

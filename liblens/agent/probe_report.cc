@@ -84,6 +84,10 @@ void RdmaJson(Writer& w, const RdmaProbe& r) {
     Str(w, "link_layer", port.link_layer);
     Num(w, "rate_gbps", port.rate_gbps);
     Int(w, "lid", port.lid);
+    w.Key("netdevs");
+    w.StartArray();
+    for (const std::string& n : port.netdevs) w.String(n.c_str());
+    w.EndArray();
     if (c) {
       Int(w, "tx_bytes", c->tx_bytes);
       Int(w, "rx_bytes", c->rx_bytes);

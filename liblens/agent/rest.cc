@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "agent/json_fields.h"
+#include "agent/json_nvidia.h"
 #include "lens/json.h"
 #include "lens/metrics.h"
 
@@ -43,6 +44,7 @@ void GpuObject(Writer& w, const NodeSnapshot& s, const GpuInfo& g) {
   Str(w, "pci_addr", g.bdf);
   w.EndObject();
   GpuInfoFields(w, g, std::nullopt);
+  NvidiaGpuInfoFields(w, g);
   (void)s;
   w.EndObject();
 }
@@ -71,6 +73,7 @@ void SampleFields(Writer& w, const NodeSnapshot& s, size_t i) {
   OptField(w, "clock_memory_hz", m.clock_memory_hz);
   OptField(w, "ecc_correctable_errors", m.ecc_correctable_errors);
   OptField(w, "ecc_uncorrectable_errors", m.ecc_uncorrectable_errors);
+  NvidiaGpuSampleFields(w, m);
 }
 
 // The ports of an RDMA device, as /rdma and /report give them.
@@ -87,6 +90,10 @@ void PortsArray(Writer& w, const RdmaDevice& d) {
     Str(w, "rate", p.rate);
     OptField(w, "rate_gbps", p.rate_gbps);
     OptField(w, "lid", p.lid);
+    w.Key("netdevs");
+    w.StartArray();
+    for (const std::string& n : p.netdevs) w.String(n.c_str());
+    w.EndArray();
     w.EndObject();
   }
   w.EndArray();

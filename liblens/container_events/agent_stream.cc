@@ -15,6 +15,8 @@ grpc::Status Invalid(std::string message) {
   return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::move(message));
 }
 
+}  // namespace
+
 void DefaultUpdatedAt(ContainerRecord* c, Timestamp at) {
   if (c->updated_at > Timestamp{}) return;
   c->updated_at = at > Timestamp{}
@@ -22,8 +24,6 @@ void DefaultUpdatedAt(ContainerRecord* c, Timestamp at) {
                       : std::chrono::time_point_cast<std::chrono::microseconds>(
                             std::chrono::system_clock::now());
 }
-
-}  // namespace
 
 void AgentStreamState::Handled(uint64_t sequence) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -119,9 +119,10 @@ grpc::Status CheckMessage(const v1::AgentMessage& m, const std::string& node,
                    "' on the stream of node '" + node + "'");
   }
   if (m.has_hello()) return Invalid("a second Hello on one stream");
-  if (!m.has_event() && !m.has_snapshot()) {
+  if (m.body_case() == v1::AgentMessage::BODY_NOT_SET) {
     return Invalid("message " + std::to_string(m.sequence()) +
-                   " has no event or snapshot");
+                   " has no event or snapshot (an unknown kind from a newer "
+                   "agent? upgrade lens-jobs first)");
   }
   if (m.sequence() <= last_sequence) {
     return Invalid("sequence " + std::to_string(m.sequence()) +
@@ -138,6 +139,7 @@ BatchItem ToBatchItem(const v1::AgentMessage& m, const std::string& node,
   item.node = node;
   item.sequence = m.sequence();
   item.received = std::chrono::steady_clock::now();
+  item.bytes = m.ByteSizeLong();
   if (m.has_snapshot()) {
     item.is_snapshot = true;
     item.snapshot_at = FromUnixMicros(m.snapshot().at_us());

@@ -69,12 +69,15 @@ class AgentStreamState final : public AckSink {
 
 // The first message: a Hello with a node name (INVALID_ARGUMENT otherwise).
 grpc::Status CheckHello(const v1::AgentMessage& m);
-// Every later message: the Hello's node, an event or a snapshot, and a
-// sequence above `last_sequence` (INVALID_ARGUMENT otherwise).
+// Every later message: the Hello's node, an event, a snapshot or a piece of
+// one (begin, part, end), and a sequence above `last_sequence`
+// (INVALID_ARGUMENT otherwise).
 grpc::Status CheckMessage(const v1::AgentMessage& m, const std::string& node,
                           uint64_t last_sequence);
-// The queue entry of a checked event or snapshot message. A state without
-// an update time gets the message's time (or now): it was current then.
+// A state without an update time gets `at` (or now): it was current then.
+void DefaultUpdatedAt(ContainerRecord* c, Timestamp at);
+// The queue entry of a checked event or single-snapshot message, sized in
+// wire bytes. States get DefaultUpdatedAt the message's time.
 BatchItem ToBatchItem(const v1::AgentMessage& m, const std::string& node,
                       std::shared_ptr<AckSink> stream);
 

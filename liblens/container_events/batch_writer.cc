@@ -24,11 +24,13 @@ bool IsBadInput(const Status& status) {
 }  // namespace
 
 BatchWriter::BatchWriter(ContainerRepository* repo, ServerMetrics* metrics,
-                         size_t max_batch, size_t max_queued)
+                         size_t max_batch, size_t max_queued,
+                         size_t max_queued_bytes)
     : repo_(repo),
       metrics_(metrics),
       max_batch_(std::max<size_t>(1, max_batch)),
-      max_queued_(std::max<size_t>(1, max_queued)) {}
+      max_queued_(std::max<size_t>(1, max_queued)),
+      max_queued_bytes_(std::max<size_t>(1, max_queued_bytes)) {}
 
 BatchWriter::~BatchWriter() { Stop(); }
 
@@ -41,12 +43,18 @@ void BatchWriter::Start() {
 
 bool BatchWriter::Push(BatchItem item, const std::function<bool()>& give_up) {
   std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_ && queue_.size() >= max_queued_) {
+  const auto full = [&] {
+    return !queue_.empty() && (queue_.size() >= max_queued_ ||
+                               queued_bytes_ + item.bytes > max_queued_bytes_);
+  };
+  while (!stopping_ && full()) {
     if (give_up && give_up()) return false;
     // Bounded wait so a cancelled stream notices (give_up) while waiting.
     has_space_.wait_for(lock, std::chrono::milliseconds(100));
   }
   if (stopping_ || !started_) return false;
+  queued_bytes_ += item.bytes;
+  metrics_->queued_bytes->Set(static_cast<double>(queued_bytes_));
   queue_.push_back(std::move(item));
   lock.unlock();
   has_items_.notify_one();
@@ -73,16 +81,22 @@ void BatchWriter::Run() {
       batch.clear();
       const size_t n = std::min(max_batch_, queue_.size());
       for (size_t i = 0; i < n; ++i) {
+        queued_bytes_ -= queue_.front().bytes;
         batch.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
+      metrics_->queued_bytes->Set(static_cast<double>(queued_bytes_));
     }
     has_space_.notify_all();
     if (!WriteBatch(batch)) {
       // While stopping, do not wait out the store's retry deadline once per
       // remaining batch: the agents resend what was not acked.
       std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_) queue_.clear();
+      if (stopping_) {
+        queue_.clear();
+        queued_bytes_ = 0;
+        metrics_->queued_bytes->Set(0);
+      }
     }
   }
 }

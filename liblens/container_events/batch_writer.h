@@ -46,22 +46,26 @@ struct BatchItem {
   ContainerChange change;                 // an event
   std::vector<ContainerRecord> snapshot;  // a snapshot ...
   Timestamp snapshot_at{};                // ... and when it was taken
+  size_t bytes = 0;  // wire bytes of the message(s) it came from
   std::chrono::steady_clock::time_point received{};
 };
 
 // Thread-safe: Push from any thread. `repo` and `metrics` must outlive it.
+// The queue holds at most `max_queued` items and `max_queued_bytes` bytes
+// (BatchItem::bytes); one item over the byte bound is admitted alone.
 class BatchWriter {
  public:
   BatchWriter(ContainerRepository* repo, ServerMetrics* metrics,
-              size_t max_batch, size_t max_queued);
+              size_t max_batch, size_t max_queued, size_t max_queued_bytes);
   ~BatchWriter();  // Stop()s
   BatchWriter(const BatchWriter&) = delete;
   BatchWriter& operator=(const BatchWriter&) = delete;
 
   void Start();
-  // Queues `item`, waiting while the queue is full (backpressure reaches
-  // the agents through gRPC flow control). False, with nothing queued, when
-  // the writer stops or `give_up` returns true while waiting.
+  // Queues `item`, waiting while the queue is full in items or bytes
+  // (backpressure reaches the agents through gRPC flow control). False, with
+  // nothing queued, when the writer stops or `give_up` returns true while
+  // waiting.
   bool Push(BatchItem item, const std::function<bool()>& give_up);
   // Writes what is queued (once; after a store failure the rest is dropped,
   // unacked), then joins the thread. Idempotent.
@@ -87,11 +91,13 @@ class BatchWriter {
   ServerMetrics* const metrics_;
   const size_t max_batch_;
   const size_t max_queued_;
+  const size_t max_queued_bytes_;
 
   std::mutex mu_;
   std::condition_variable has_items_;  // writer waits
   std::condition_variable has_space_;  // Push waits
   std::deque<BatchItem> queue_;        // GUARDED_BY(mu_)
+  size_t queued_bytes_ = 0;            // GUARDED_BY(mu_)
   bool stopping_ = false;              // GUARDED_BY(mu_)
   bool started_ = false;               // GUARDED_BY(mu_)
   std::thread thread_;

@@ -2,7 +2,8 @@
 // writer; a reader thread per stream takes acks. Messages are numbered when
 // published and kept until acked; after a reconnect the unacked ones are
 // resent in order, then a snapshot of the sender's current view (the last
-// snapshot with every later event applied) repairs anything dropped.
+// snapshot with every later event applied) repairs anything dropped. A view
+// larger than one part goes out as SnapshotBegin, parts, SnapshotEnd.
 #include <grpcpp/grpcpp.h>
 
 #include <condition_variable>
@@ -28,6 +29,20 @@ int64_t NowUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// The protocol this sender speaks (container_events.proto): snapshots in
+// parts.
+constexpr uint32_t kProtocol = 2;
+// What a ContainerState adds to a message beyond its own size: the field
+// tag and the length prefix.
+constexpr size_t kEntryOverhead = 6;
+constexpr size_t kMinPartBytes = 4 << 10;
+constexpr size_t kMaxPartBytes = 3 << 20;
+
+bool IsSnapshotMessage(const v1::AgentMessage& m) {
+  return m.has_snapshot() || m.has_snapshot_begin() || m.has_snapshot_part() ||
+         m.has_snapshot_end();
 }
 
 uint64_t RandomSession() {
@@ -89,21 +104,72 @@ class ContainerEventSender::Impl {
     cv_.notify_all();
   }
 
+  // Queues the view: one Snapshot message when it fits in one part (what
+  // every server reads), otherwise SnapshotBegin, SnapshotParts of at most
+  // snapshot_part_bytes, SnapshotEnd.
   void QueueSnapshotLocked() {
-    v1::AgentMessage msg;
-    v1::Snapshot* snap = msg.mutable_snapshot();
-    snap->set_at_us(NowUs());
-    for (const auto& [id, state] : view_) *snap->add_containers() = state;
-    // An older unsent snapshot is superseded.
-    for (size_t i = sent_; i < buffer_.size();) {
-      if (buffer_[i].has_snapshot()) {
-        buffer_.erase(buffer_.begin() + static_cast<long>(i));
-      } else {
-        ++i;
-      }
-    }
+    DropUnsentSnapshotsLocked();
     snapshot_due_ = false;
-    Append(std::move(msg));
+    const int64_t at = NowUs();
+    std::vector<size_t> sizes;
+    sizes.reserve(view_.size());
+    size_t total = 0;
+    for (const auto& [id, state] : view_) {
+      sizes.push_back(state.ByteSizeLong() + kEntryOverhead);
+      total += sizes.back();
+    }
+    const size_t limit = options_.snapshot_part_bytes;
+    if (total <= limit) {
+      v1::AgentMessage msg;
+      msg.mutable_snapshot()->set_at_us(at);
+      for (const auto& [id, state] : view_) {
+        *msg.mutable_snapshot()->add_containers() = state;
+      }
+      Append(std::move(msg));
+      return;
+    }
+    v1::AgentMessage begin;
+    begin.mutable_snapshot_begin()->set_at_us(at);
+    begin.mutable_snapshot_begin()->set_containers(view_.size());
+    Append(std::move(begin));
+    uint32_t parts = 0;
+    v1::AgentMessage part;
+    size_t bytes = 0;
+    size_t i = 0;
+    for (const auto& [id, state] : view_) {
+      const size_t size = sizes[i++];
+      if (bytes > 0 && bytes + size > limit) {
+        Append(std::move(part));
+        part = v1::AgentMessage();
+        ++parts;
+        bytes = 0;
+      }
+      part.mutable_snapshot_part()->set_index(parts);
+      *part.mutable_snapshot_part()->add_containers() = state;
+      bytes += size;
+    }
+    if (bytes > 0) {
+      Append(std::move(part));
+      ++parts;
+    }
+    v1::AgentMessage end;
+    end.mutable_snapshot_end()->set_parts(parts);
+    Append(std::move(end));
+  }
+
+  // An unsent older snapshot is superseded by the one being queued; the
+  // rest of one already under way on this stream is sent to its end (the
+  // server would refuse a new begin inside it).
+  void DropUnsentSnapshotsLocked() {
+    size_t i = sent_;
+    if (i > 0 && (buffer_[i - 1].has_snapshot_begin() ||
+                  buffer_[i - 1].has_snapshot_part())) {
+      while (i < buffer_.size() && !buffer_[i].has_snapshot_end()) ++i;
+      if (i < buffer_.size()) ++i;
+    }
+    const auto from = buffer_.begin() + static_cast<long>(i);
+    buffer_.erase(std::remove_if(from, buffer_.end(), IsSnapshotMessage),
+                  buffer_.end());
   }
 
   void OnAck(uint64_t sequence) {
@@ -145,6 +211,7 @@ Status ContainerEventSender::Impl::RunStream() {
   hello.mutable_hello()->set_node(options_.node);
   hello.mutable_hello()->set_session(session_);
   hello.mutable_hello()->set_agent_version(LENS_VERSION_STRING);
+  hello.mutable_hello()->set_protocol(kProtocol);
   bool reader_done = false;
   std::thread reader;
   if (stream->Write(hello)) {
@@ -160,7 +227,7 @@ Status ContainerEventSender::Impl::RunStream() {
     std::unique_lock lock(mu_);
     // Resend every unacked event, in order, then the current view; older
     // unacked snapshots are superseded by that one.
-    std::erase_if(buffer_, [](const auto& m) { return m.has_snapshot(); });
+    std::erase_if(buffer_, IsSnapshotMessage);
     sent_ = 0;
     snapshot_due_ = true;
     stats_.connected = true;
@@ -269,6 +336,12 @@ Status ContainerEventSender::Start() {
   }
   if (impl.options_.target.empty()) {
     return InvalidArgumentError("container event sender: target is empty");
+  }
+  if (impl.options_.snapshot_part_bytes < kMinPartBytes ||
+      impl.options_.snapshot_part_bytes > kMaxPartBytes) {
+    return InvalidArgumentError(
+        "container event sender: snapshot_part_bytes must be " +
+        std::to_string(kMinPartBytes) + ".." + std::to_string(kMaxPartBytes));
   }
   std::shared_ptr<grpc::ChannelCredentials> creds =
       grpc::InsecureChannelCredentials();

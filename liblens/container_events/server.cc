@@ -19,6 +19,7 @@
 #include <climits>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -26,10 +27,11 @@
 
 #include "container_events/agent_stream.h"
 #include "container_events/batch_writer.h"
+#include "container_events/listener.h"
 #include "container_events/server_metrics.h"
-#include "core/kernel_file.h"
+#include "container_events/snapshot_assembly.h"
+#include "container_events/stream_auth.h"
 #include "http/listen_address.h"
-#include "http/wire.h"
 #include "lens/container_events.h"
 #include "lens/log.h"
 #include "lens/v1/container_events.grpc.pb.h"
@@ -39,57 +41,27 @@ namespace {
 
 using container_events::AgentStream;
 using container_events::AgentStreamState;
+using container_events::BatchItem;
 using container_events::BatchWriter;
 using container_events::CheckHello;
 using container_events::CheckMessage;
 using container_events::ServerMetrics;
+using container_events::SnapshotAssembly;
+using container_events::StreamIdentity;
 
 // Queue bound, in batches: enough to keep the writer busy while the store
 // is slow, small enough that memory stays bounded.
 constexpr size_t kQueuedBatches = 4;
-
-// "host:port" as gRPC wants it, from the listen syntax every Lens daemon
-// takes ("0.0.0.0:50051", ":50051", "[::]:50051").
-StatusOr<std::string> GrpcAddress(std::string_view listen) {
-  StatusOr<http::ListenAddress> a = http::ParseListenAddress(listen);
-  if (!a.ok()) return a.status().WithContext("container event server listen");
-  const std::string host =
-      a->host.find(':') == std::string::npos ? a->host : "[" + a->host + "]";
-  return host + ":" + std::to_string(a->port);
-}
-
-void SetServerOptions(const ContainerEventServerOptions& o,
-                      grpc::ServerBuilder* b) {
-  b->SetMaxReceiveMessageSize(
-      static_cast<int>(std::min<size_t>(o.max_message_bytes, INT_MAX)));
-  // A port in use must fail, not be shared with another process.
-  b->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  // Find agents that vanished without closing (node lost), and let agents
-  // keep their idle stream alive with pings every 10 s or more; a client
-  // pinging faster is disconnected after two strikes.
-  b->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60000);
-  b->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
-  b->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
-                        10000);
-  b->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
-  b->AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  // Idle streams carry no data for hours; keepalive pings must not stop.
-  b->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  // Bounds on what a client can hold without sending anything useful.
-  b->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 4);
-  b->AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, 16 << 10);
-  b->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 5 * 60 * 1000);
-  b->AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
-                        static_cast<int>(std::min<int64_t>(
-                            o.handshake_timeout.count(), INT_MAX)));
-}
 
 }  // namespace
 
 class ContainerEventServer::Impl final : public v1::ContainerEvents::Service {
  public:
   Impl(ContainerEventServerOptions options, Store* store)
-      : options_(std::move(options)), store_(store) {
+      : options_(std::move(options)),
+        store_(store),
+        auth_(options_.bearer_token, options_.node_tokens,
+              options_.accept_shared_token) {
     auto metrics = ServerMetrics::Create();
     if (metrics.ok()) {
       metrics_ = std::move(*metrics);
@@ -119,20 +91,24 @@ class ContainerEventServer::Impl final : public v1::ContainerEvents::Service {
   }
 
  private:
-  StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() const;
-  bool Authorized(const grpc::ServerContext& ctx) const;
   grpc::Status Register(const std::shared_ptr<AgentStreamState>& s);
   void Unregister(const std::shared_ptr<AgentStreamState>& s);
   grpc::Status Serve(grpc::ServerContext* ctx, AgentStream* rw);
   // After the Hello: the ack thread's lifetime around Receive.
   grpc::Status ServeAgent(grpc::ServerContext* ctx, AgentStream* rw,
                           const std::string& node,
+                          const StreamIdentity& identity,
                           const std::shared_ptr<AgentStreamState>& state);
   // Reads, checks and queues messages until the stream ends.
   grpc::Status Receive(grpc::ServerContext* ctx, AgentStream* rw,
-                       const std::string& node,
+                       const std::string& node, const StreamIdentity& identity,
                        const std::shared_ptr<AgentStreamState>& state);
-  void CountReceived(const v1::AgentMessage& m);
+  // The first check of every message: not rejected before.
+  grpc::Status Check(const v1::AgentMessage& m, const std::string& node,
+                     const StreamIdentity& identity, uint64_t last,
+                     const SnapshotAssembly& snapshot);
+  grpc::Status Reject(const std::string& node, grpc::Status st);
+  void CountReceived(const BatchItem& item);
   bool stopping() const {
     std::lock_guard<std::mutex> lock(mu_);
     return stopping_;
@@ -140,6 +116,7 @@ class ContainerEventServer::Impl final : public v1::ContainerEvents::Service {
 
   const ContainerEventServerOptions options_;
   Store* const store_;
+  const container_events::StreamAuth auth_;
   std::unique_ptr<ServerMetrics> metrics_;
   Status metrics_status_;
   std::atomic<int> port_{0};
@@ -153,32 +130,6 @@ class ContainerEventServer::Impl final : public v1::ContainerEvents::Service {
   std::set<std::shared_ptr<AgentStreamState>> streams_;  // GUARDED_BY(mu_)
 };
 
-StatusOr<std::shared_ptr<grpc::ServerCredentials>>
-ContainerEventServer::Impl::Credentials() const {
-  const std::string& cert = options_.tls_cert_file;
-  const std::string& key = options_.tls_key_file;
-  if (cert.empty() && key.empty()) return grpc::InsecureServerCredentials();
-  if (cert.empty() || key.empty()) {
-    return InvalidArgumentError(
-        "container event server: TLS needs both a certificate and a key file");
-  }
-  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-  for (const auto& [path, marker, out] :
-       {std::tuple(&cert, "CERTIFICATE-----", &pair.cert_chain),
-        std::tuple(&key, "PRIVATE KEY-----", &pair.private_key)}) {
-    StatusOr<std::string> pem = ReadKernelFile(*path);
-    if (!pem.ok() || pem->find(marker) == std::string::npos) {
-      return InvalidArgumentError(
-          "container event server: TLS file " + *path + " is not readable PEM" +
-          (pem.ok() ? std::string() : ": " + pem.status().message()));
-    }
-    *out = std::move(*pem);
-  }
-  grpc::SslServerCredentialsOptions ssl;
-  ssl.pem_key_cert_pairs.push_back(std::move(pair));
-  return grpc::SslServerCredentials(ssl);
-}
-
 Status ContainerEventServer::Impl::Start() {
   std::lock_guard<std::mutex> stop_lock(stop_mu_);
   LENS_RETURN_IF_ERROR(metrics_status_);
@@ -188,19 +139,20 @@ Status ContainerEventServer::Impl::Start() {
   if (store_ == nullptr) {
     return InvalidArgumentError("container event server: no store");
   }
-  LENS_ASSIGN_OR_RETURN(auto creds, Credentials());
+  LENS_ASSIGN_OR_RETURN(auto creds,
+                        container_events::ServerCredentials(options_));
   LENS_ASSIGN_OR_RETURN(const std::string address,
-                        GrpcAddress(options_.listen));
+                        container_events::GrpcAddress(options_.listen));
   const size_t max_batch = std::max<size_t>(1, options_.max_batch);
-  writer_ =
-      std::make_unique<BatchWriter>(&store_->containers(), metrics_.get(),
-                                    max_batch, max_batch * kQueuedBatches);
+  writer_ = std::make_unique<BatchWriter>(&store_->containers(), metrics_.get(),
+                                          max_batch, max_batch * kQueuedBatches,
+                                          options_.max_queued_bytes);
   writer_->Start();
   grpc::ServerBuilder builder;
   int selected = 0;
   builder.AddListeningPort(address, creds, &selected);
   builder.RegisterService(this);
-  SetServerOptions(options_, &builder);
+  container_events::SetServerOptions(options_, &builder);
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || selected == 0) {
     server_.reset();
@@ -232,17 +184,6 @@ void ContainerEventServer::Impl::Stop() {
   if (writer_) writer_->Stop();
 }
 
-bool ContainerEventServer::Impl::Authorized(
-    const grpc::ServerContext& ctx) const {
-  if (options_.bearer_token.empty()) return true;
-  const auto& md = ctx.client_metadata();
-  const auto it = md.find("authorization");
-  if (it == md.end()) return false;
-  return http::Authorized(
-      std::string_view(it->second.data(), it->second.size()),
-      options_.bearer_token);
-}
-
 grpc::Status ContainerEventServer::Impl::Register(
     const std::shared_ptr<AgentStreamState>& s) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -267,9 +208,11 @@ void ContainerEventServer::Impl::Unregister(
 
 grpc::Status ContainerEventServer::Impl::Serve(grpc::ServerContext* ctx,
                                                AgentStream* rw) {
-  if (!Authorized(*ctx)) {
+  const StreamIdentity identity = auth_.Authenticate(*ctx);
+  if (!identity.authenticated) {
+    metrics_->unauthenticated->Inc();
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "missing or wrong bearer token");
+                        auth_.UnauthenticatedMessage());
   }
   auto state = std::make_shared<AgentStreamState>(ctx);
   if (grpc::Status st = Register(state); !st.ok()) return st;
@@ -287,6 +230,10 @@ grpc::Status ContainerEventServer::Impl::Serve(grpc::ServerContext* ctx,
         << "rejected container event stream";
     return st;
   }
+  if (identity.node && *identity.node != hello.hello().node()) {
+    return Reject(*identity.node, container_events::PermissionDenied(
+                                      *identity.node, hello.hello().node()));
+  }
   LENS_LOG(INFO)
           .Field("node", hello.hello().node())
           .Field("peer", ctx->peer())
@@ -294,7 +241,8 @@ grpc::Status ContainerEventServer::Impl::Serve(grpc::ServerContext* ctx,
           .Field("agent_version", hello.hello().agent_version().substr(0, 64))
       << "node agent connected";
   metrics_->agents->Inc();
-  const grpc::Status st = ServeAgent(ctx, rw, hello.hello().node(), state);
+  const grpc::Status st =
+      ServeAgent(ctx, rw, hello.hello().node(), identity, state);
   metrics_->agents->Dec();
   LENS_LOG(INFO)
           .Field("node", hello.hello().node())
@@ -306,6 +254,7 @@ grpc::Status ContainerEventServer::Impl::Serve(grpc::ServerContext* ctx,
 
 grpc::Status ContainerEventServer::Impl::ServeAgent(
     grpc::ServerContext* ctx, AgentStream* rw, const std::string& node,
+    const StreamIdentity& identity,
     const std::shared_ptr<AgentStreamState>& state) {
   std::thread acker([state, rw] { state->AckLoop(rw); });
   struct Joined {
@@ -316,28 +265,37 @@ grpc::Status ContainerEventServer::Impl::ServeAgent(
       t.join();
     }
   } joined{*state, acker};
-  return Receive(ctx, rw, node, state);
+  return Receive(ctx, rw, node, identity, state);
 }
 
 grpc::Status ContainerEventServer::Impl::Receive(
     grpc::ServerContext* ctx, AgentStream* rw, const std::string& node,
+    const StreamIdentity& identity,
     const std::shared_ptr<AgentStreamState>& state) {
   const auto cancelled = [ctx] { return ctx->IsCancelled(); };
   const grpc::Status unavailable(grpc::StatusCode::UNAVAILABLE,
                                  container_events::kStoreFailedMessage);
+  SnapshotAssembly snapshot(options_.max_snapshot_bytes);
   v1::AgentMessage m;
-  uint64_t last = 0;
+  uint64_t last = 0;    // the last message read
+  uint64_t queued = 0;  // the last message queued for the writer
   while (rw->Read(&m)) {
-    if (grpc::Status st = CheckMessage(m, node, last); !st.ok()) {
-      metrics_->errors->Inc();
-      LENS_LOG(WARN).Field("node", node).Field("error", st.error_message())
-          << "rejected container event stream";
-      return st;
+    if (grpc::Status st = Check(m, node, identity, last, snapshot); !st.ok()) {
+      return Reject(node, std::move(st));
     }
     last = m.sequence();
-    CountReceived(m);
-    if (!writer_->Push(container_events::ToBatchItem(m, node, state),
-                       cancelled)) {
+    std::optional<BatchItem> item;
+    if (container_events::IsSnapshotPiece(m)) {
+      if (grpc::Status st = snapshot.Add(m, node, state, &item); !st.ok()) {
+        return Reject(node, std::move(st));
+      }
+      if (!item) continue;  // the snapshot is not complete yet
+    } else {
+      item = container_events::ToBatchItem(m, node, state);
+    }
+    CountReceived(*item);
+    queued = item->sequence;
+    if (!writer_->Push(std::move(*item), cancelled)) {
       return state->failed() ? unavailable
                              : grpc::Status(grpc::StatusCode::UNAVAILABLE,
                                             "lens-jobs is stopping");
@@ -346,15 +304,48 @@ grpc::Status ContainerEventServer::Impl::Receive(
   if (state->failed()) return unavailable;
   if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
   // The agent closed its side: ack what it sent before ending the stream.
-  state->WaitHandled(last, cancelled);
-  return state->failed() ? unavailable : grpc::Status::OK;
+  state->WaitHandled(queued, cancelled);
+  if (state->failed()) return unavailable;
+  if (snapshot.active()) {
+    // Nothing of it was stored; the agent sends a new one when it returns.
+    return grpc::Status(grpc::StatusCode::ABORTED,
+                        "the stream ended inside the snapshot begun at "
+                        "sequence " +
+                            std::to_string(snapshot.begin_sequence()) +
+                            "; it was discarded");
+  }
+  return grpc::Status::OK;
 }
 
-void ContainerEventServer::Impl::CountReceived(const v1::AgentMessage& m) {
-  if (m.has_snapshot()) {
+grpc::Status ContainerEventServer::Impl::Check(
+    const v1::AgentMessage& m, const std::string& node,
+    const StreamIdentity& identity, uint64_t last,
+    const SnapshotAssembly& snapshot) {
+  // A node's identity binds every message, not only the Hello.
+  if (identity.node && m.node() != *identity.node) {
+    return container_events::PermissionDenied(*identity.node, m.node());
+  }
+  if (grpc::Status st = CheckMessage(m, node, last); !st.ok()) return st;
+  if (container_events::IsSnapshotPiece(m)) return grpc::Status::OK;
+  return snapshot.CheckOutside(m);
+}
+
+grpc::Status ContainerEventServer::Impl::Reject(const std::string& node,
+                                                grpc::Status st) {
+  if (st.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+    metrics_->permission_denied->Inc();
+  } else {
+    metrics_->errors->Inc();
+  }
+  LENS_LOG(WARN).Field("node", node).Field("error", st.error_message())
+      << "rejected container event stream";
+  return st;
+}
+
+void ContainerEventServer::Impl::CountReceived(const BatchItem& item) {
+  if (item.is_snapshot) {
     metrics_->snapshots->Inc();
-    metrics_->received->Add(
-        static_cast<double>(m.snapshot().containers_size()));
+    metrics_->received->Add(static_cast<double>(item.snapshot.size()));
   } else {
     metrics_->received->Inc();
   }

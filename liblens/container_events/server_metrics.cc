@@ -35,6 +35,20 @@ StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Create() {
       m->agents,
       r.AddGauge("lens_container_event_agents",
                  "Node agents connected now (streams past their Hello)."));
+  LENS_ASSIGN_OR_RETURN(
+      m->queued_bytes,
+      r.AddGauge("lens_container_event_queued_bytes",
+                 "Bytes of agent messages waiting for the store writer (wire "
+                 "size); bounded by the queue's byte limit."));
+  LENS_ASSIGN_OR_RETURN(
+      m->unauthenticated,
+      r.AddCounter("lens_container_event_unauthenticated_total",
+                   "Agent streams refused for a missing or wrong token."));
+  LENS_ASSIGN_OR_RETURN(
+      m->permission_denied,
+      r.AddCounter("lens_container_event_permission_denied_total",
+                   "Agent streams ended because a node's identity spoke for "
+                   "another node."));
   return m;
 }
 
@@ -46,6 +60,9 @@ ContainerEventServerStats ServerMetrics::Stats() const {
   s.batches = static_cast<uint64_t>(batches->Value());
   s.processing_seconds_sum = processing_seconds->Snapshot().sum;
   s.connected_agents = static_cast<int64_t>(agents->Value());
+  s.unauthenticated = static_cast<uint64_t>(unauthenticated->Value());
+  s.permission_denied = static_cast<uint64_t>(permission_denied->Value());
+  s.queued_bytes = static_cast<int64_t>(queued_bytes->Value());
   return s;
 }
 

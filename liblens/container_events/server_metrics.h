@@ -27,6 +27,9 @@ struct ServerMetrics {
   std::shared_ptr<Counter> batches;    // batches written
   std::shared_ptr<Histogram> processing_seconds;  // receive -> stored
   std::shared_ptr<Gauge> agents;                  // open streams after Hello
+  std::shared_ptr<Gauge> queued_bytes;            // waiting for the writer
+  std::shared_ptr<Counter> unauthenticated;    // streams without a valid token
+  std::shared_ptr<Counter> permission_denied;  // a node speaking for another
 };
 
 }  // namespace lens::container_events

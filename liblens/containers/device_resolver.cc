@@ -14,64 +14,11 @@
 #include <set>
 #include <tuple>
 
+#include "containers/device_ids.h"
 #include "core/kernel_file.h"
 
 namespace lens::containers {
 namespace {
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-// N when `name` is `prefix` followed by decimal digits only.
-std::optional<int> NumberAfter(std::string_view name, std::string_view prefix) {
-  if (!name.starts_with(prefix)) return std::nullopt;
-  name.remove_prefix(prefix.size());
-  if (name.empty() || name[0] < '0' || name[0] > '9') return std::nullopt;
-  int n = 0;
-  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
-  if (ec != std::errc() || end != name.data() + name.size()) {
-    return std::nullopt;
-  }
-  return n;
-}
-
-// The value of the first "<key><separator><value>" line of `text`, both
-// sides trimmed of spaces and tabs (uevent "DEVNAME=dri/card0", NVIDIA
-// procfs "Device Minor: \t 0").
-std::optional<std::string_view> FieldValue(std::string_view text,
-                                           std::string_view key,
-                                           char separator) {
-  while (!text.empty()) {
-    const size_t eol = std::min(text.find('\n'), text.size());
-    std::string_view line = text.substr(0, eol);
-    text.remove_prefix(std::min(eol + 1, text.size()));
-    const size_t sep = line.find(separator);
-    if (sep != std::string_view::npos &&
-        TrimKernelValue(line.substr(0, sep)) == key) {
-      return TrimKernelValue(line.substr(sep + 1));
-    }
-  }
-  return std::nullopt;
-}
-
-// A PCI address as the inventory writes it ("0000:0c:00.0"): lower case,
-// "0c:00.0" gets domain 0, NVML's 8-digit "00000000:19:00.0" loses its
-// extra zeros. Other text is only lower-cased.
-std::string NormalizeBdf(std::string_view text) {
-  std::string s = Lower(text);
-  if (s.size() == 7 && s[2] == ':' && s[5] == '.') return "0000:" + s;
-  size_t colon = s.find(':');
-  while (colon != std::string::npos && colon > 4 && s[0] == '0') {
-    s.erase(0, 1);
-    --colon;
-  }
-  return s;
-}
 
 // ---- device nodes -------------------------------------------------------
 
@@ -227,7 +174,12 @@ class NodeResolver {
     return nullptr;
   }
 
+  // NVML's minor first (the inventory has it with no host file to read);
+  // procfs for GPUs whose source does not report it.
   const GpuInfo* NvidiaGpu(int minor) {
+    for (const GpuInfo& g : inventory_.gpus) {
+      if (g.vendor == GpuVendor::kNvidia && g.nvidia_minor == minor) return &g;
+    }
     if (!nvidia_) nvidia_ = ReadNvidiaMinors(roots_.procfs);
     auto it = nvidia_->find(minor);
     if (it == nvidia_->end()) return nullptr;
@@ -258,39 +210,6 @@ void SortUnique(std::vector<ContainerDeviceRecord>* records) {
 }
 
 // ---- pod-resources ----------------------------------------------------------
-
-// The record kind of each ResourceKind, in enum order.
-enum class ResourceKind { kGpu, kRdma, kOther };
-constexpr DeviceKind kKinds[] = {DeviceKind::kGpu, DeviceKind::kRdma,
-                                 DeviceKind::kOther};
-
-// "cpx_nps1", "spx_nps4", ...: the AMD device plugin's resource per
-// partition mode (compute "_" memory partition, lower case).
-bool IsAmdPartitionResource(std::string_view item) {
-  return item.size() == 8 &&
-         std::string_view("sdtqc").find(item[0]) != std::string_view::npos &&
-         item.substr(1, 3) == "px_" && item.substr(4, 3) == "nps" &&
-         item[7] >= '1' && item[7] <= '8';
-}
-
-ResourceKind ClassifyResource(std::string_view resource_name) {
-  const std::string name = Lower(resource_name);
-  const size_t slash = name.find('/');
-  const std::string domain =
-      slash == std::string::npos ? "" : name.substr(0, slash);
-  const std::string item =
-      name.substr(slash == std::string::npos ? 0 : slash + 1);
-  auto has = [&item](const char* part) {
-    return item.find(part) != std::string::npos;
-  };
-  if ((domain == "amd.com" && (has("gpu") || IsAmdPartitionResource(item))) ||
-      (domain == "nvidia.com" &&
-       (item.starts_with("gpu") || item.starts_with("mig-")))) {
-    return ResourceKind::kGpu;
-  }
-  if (domain == "rdma" || has("rdma") || has("hca")) return ResourceKind::kRdma;
-  return ResourceKind::kOther;
-}
 
 bool GpuHasId(const GpuInfo& g, std::string_view id, const std::string& bdf) {
   if (!g.unique_id.empty() && Lower(g.unique_id) == Lower(id)) return true;
@@ -339,10 +258,39 @@ const RdmaDevice* MatchRdma(std::string_view id,
   return nullptr;
 }
 
+// A MIG device id: the record of the MIG device it names (key its MIG UUID,
+// BDF its parent GPU's); when only the parent is known (an old-style id of
+// an instance not in the inventory), the id with the parent's BDF.
+std::optional<ContainerDeviceRecord> ResolveMig(
+    const MigId& mig, const std::string& id, const DeviceInventory& inventory) {
+  const std::string source(kDeviceSourcePodResources);
+  for (const GpuInfo& g : inventory.gpus) {
+    const bool parent = !mig.parent_uuid.empty() &&
+                        Lower(g.unique_id) == Lower(mig.parent_uuid);
+    for (const MigDevice& m : g.mig_devices) {
+      const bool match =
+          mig.uuid.empty()
+              ? parent && mig.gpu_instance_id == m.gpu_instance_id &&
+                    mig.compute_instance_id == m.compute_instance_id
+              : !m.uuid.empty() && Lower(m.uuid) == Lower(mig.uuid);
+      if (match && !m.uuid.empty()) {
+        return ContainerDeviceRecord{DeviceKind::kGpu, m.uuid, g.bdf, source};
+      }
+    }
+    if (parent)
+      return ContainerDeviceRecord{DeviceKind::kGpu, id, g.bdf, source};
+  }
+  return std::nullopt;
+}
+
 ContainerDeviceRecord ResolvePodDevice(ResourceKind kind, const std::string& id,
                                        const DeviceInventory& inventory,
                                        const HostRoots* roots) {
   const std::string_view source = kDeviceSourcePodResources;
+  if (std::optional<MigId> mig = ParseMigId(id);
+      mig && kind != ResourceKind::kRdma) {
+    if (auto record = ResolveMig(*mig, id, inventory)) return *record;
+  }
   if (kind != ResourceKind::kRdma) {
     const GpuInfo* g = MatchGpu(id, inventory);
     if (g == nullptr && roots != nullptr) {
@@ -355,17 +303,8 @@ ContainerDeviceRecord ResolvePodDevice(ResourceKind kind, const std::string& id,
       return RdmaRecord(*d, source);
     }
   }
-  ContainerDeviceRecord raw{kKinds[static_cast<int>(kind)], id, "",
-                            std::string(source)};
-  // "MIG-GPU-<parent uuid>/<gi>/<ci>" (drivers before R470) names its GPU.
-  if (kind == ResourceKind::kGpu && id.starts_with("MIG-GPU-")) {
-    std::string_view parent = std::string_view(id).substr(4);
-    if (const GpuInfo* g =
-            MatchGpu(parent.substr(0, parent.find('/')), inventory)) {
-      raw.bdf = g->bdf;
-    }
-  }
-  return raw;
+  return ContainerDeviceRecord{kResourceDeviceKinds[static_cast<int>(kind)], id,
+                               "", std::string(source)};
 }
 
 std::vector<ContainerDeviceRecord> ResolvePodResources(

@@ -3,6 +3,8 @@
 // pod-resources device ids, merged with pod-resources as the authority.
 //
 // Device keys (ContainerDeviceRecord::device_key):
+//   MIG   an NVIDIA MIG device: its UUID "MIG-<uuid>" (the record's BDF is
+//         its parent GPU's, which is how the parent is found).
 //   GPU   its serial, else its BDF. When that does not single out one GpuInfo
 //         of the inventory, qualifiers are appended: "@<bdf>" when GPUs at
 //         different BDFs share the serial (the two dies of an MI250 module
@@ -45,7 +47,9 @@ std::string GpuDeviceKey(const GpuInfo& gpu, const DeviceInventory& inventory);
 // cardN/renderDN -> the GpuInfo with that DRM node, else the GPU at the BDF
 // dev/dri/by-path names; uverbsN -> sysfs class/infiniband_verbs/uverbsN/
 // ibdev -> the RdmaDevice of that name; nvidiaN -> the NVIDIA GPU whose
-// procfs driver/nvidia/gpus/<bdf>/information says "Device Minor: N".
+// GpuInfo::nvidia_minor is N (NVML), else whose procfs
+// driver/nvidia/gpus/<bdf>/information says "Device Minor: N" (a MIG
+// device's nvidia-caps nodes name no device: its parent's nvidiaN does).
 // /dev/kfd, /dev/nvidiactl, /dev/nvidia-uvm, rdma_cm and other shared nodes
 // prove nothing and yield nothing, as do nodes of devices the inventory
 // lacks (a BMC's display) and unreadable host files. A privileged spec
@@ -67,8 +71,13 @@ std::vector<ContainerDeviceRecord> DevicesFromOciSpec(
 // logical GPUs of one BDF name its partition 0, ids that match GPUs at
 // several BDFs are ambiguous. RDMA ids match RdmaDevice name or bdf. An id
 // that matches nothing is still an allocation: its record has the
-// resource's kind, the id as key and an empty BDF (an old-style MIG id
-// "MIG-GPU-<uuid>/<gi>/<ci>" gets its parent GPU's BDF). Pure; thread-safe.
+// resource's kind, the id as key and an empty BDF. MIG ids (under
+// "nvidia.com/mig-<profile>" or, single strategy, "nvidia.com/gpu"):
+// "MIG-<uuid>" names the inventory's MigDevice of that UUID, and the old
+// "MIG-GPU-<parent uuid>/<gi>/<ci>" the MigDevice of those instance ids;
+// either gives the record {gpu, the MIG UUID, the parent GPU's BDF}. An
+// old-style id whose instance the inventory lacks keeps its id as key with
+// the parent's BDF. Pure; thread-safe.
 std::vector<ContainerDeviceRecord> DevicesFromPodResources(
     std::span<const PodResourceDevices> allocations,
     const DeviceInventory& inventory);

@@ -68,7 +68,7 @@ void ContainerTracker::Impl::ApplyList(
 }
 
 StatusOr<Entry*> ContainerTracker::Impl::Fetch(const std::string& id) {
-  LENS_ASSIGN_OR_RETURN(RuntimeContainer c, client_.Get(id));
+  LENS_ASSIGN_OR_RETURN(RuntimeContainer c, source_->Get(id));
   OciSpecFacts spec = ParseSpecOrEmpty(c);
   std::lock_guard lock(mu_);
   Entry& e = entries_[id];
@@ -210,7 +210,7 @@ Status ContainerTracker::Start() {
   // The first list is synchronous, so a caller learns at once that
   // containerd is unreachable; the events thread lists again after it has
   // subscribed.
-  auto list = impl.client_.List();
+  auto list = impl.source_->List();
   if (list.ok()) {
     std::lock_guard apply(impl.apply_mu_);
     impl.ApplyList(*list);
@@ -249,9 +249,9 @@ uint64_t ContainerTracker::Reconnects() const { return impl_->reconnects_; }
 
 StatusOr<std::vector<ContainerRecord>> ContainerTracker::ListOnce(
     const ContainerTrackerOptions& options, const DeviceInventory& inventory) {
-  ContainerdClient client(options.containerd_socket,
-                          options.containerd_namespace, options.call_timeout);
-  LENS_ASSIGN_OR_RETURN(auto list, client.List());
+  const ContainerTrackerOptions resolved = containers::ForRuntime(options);
+  LENS_ASSIGN_OR_RETURN(auto list,
+                        containers::NewRuntimeSource(resolved)->List());
   containers::PodAllocations allocations;
   struct stat st;
   if (!options.pod_resources_socket.empty() &&
@@ -261,7 +261,7 @@ StatusOr<std::vector<ContainerRecord>> ContainerTracker::ListOnce(
     auto listed = pr.List();
     if (listed.ok()) allocations = containers::IndexAllocations(*listed);
   }
-  containers::RecordContext ctx{&options, &inventory, &allocations};
+  containers::RecordContext ctx{&resolved, &inventory, &allocations};
   std::vector<ContainerRecord> out;
   for (const RuntimeContainer& c : list) {
     out.push_back(containers::BuildRecord(c, ParseSpecOrEmpty(c), ctx, Now()));

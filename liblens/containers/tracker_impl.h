@@ -18,13 +18,13 @@
 #include "containers/containerd/containerd_client.h"
 #include "containers/oci_spec.h"
 #include "containers/pod_resources.h"
+#include "containers/runtime_source.h"
 #include "lens/containers.h"
 #include "lens/log.h"
 
 namespace lens {
 namespace tracker_internal {
 
-using containers::ContainerdClient;
 using containers::OciSpecFacts;
 using containers::RuntimeContainer;
 using containers::RuntimeEvent;
@@ -60,12 +60,11 @@ using namespace tracker_internal;  // NOLINT: this area's own helpers
 class ContainerTracker::Impl {
  public:
   explicit Impl(ContainerTrackerOptions options)
-      : options_(std::move(options)),
-        client_(options_.containerd_socket, options_.containerd_namespace,
-                options_.call_timeout) {}
+      : options_(containers::ForRuntime(std::move(options))),
+        source_(containers::NewRuntimeSource(options_)) {}
 
-  ContainerTrackerOptions options_;
-  ContainerdClient client_;
+  ContainerTrackerOptions options_;  // runtime resolved (never kAuto)
+  std::unique_ptr<containers::RuntimeSource> source_;
   Listener listener_;
   ResyncListener resync_listener_;
 

@@ -44,15 +44,15 @@ void ContainerTracker::Impl::EventsLoop() {
     }
     // Subscribe before listing, so nothing between the two is missed (and
     // a relist soon after covers a subscription containerd registered late).
-    auto stream = client_.Subscribe();
+    auto stream = source_->Subscribe();
     StatusOr<std::vector<RuntimeContainer>> list =
-        stream.ok() ? client_.List()
+        stream.ok() ? source_->List()
                     : StatusOr<std::vector<RuntimeContainer>>(stream.status());
     if (!list.ok()) {
       lost = true;
       if (first) {
         LENS_LOG(WARN).Field("error", list.status())
-            << "containerd unavailable; retrying";
+            << source_->Describe() << " unavailable; retrying";
         first = false;
       }
       if (!SleepFor(backoff)) return;
@@ -86,7 +86,7 @@ void ContainerTracker::Impl::EventsLoop() {
       if (stopping_) return;
     }
     LENS_LOG(WARN).Field("error", (*stream)->Finish())
-        << "containerd event stream ended; reconnecting";
+        << source_->Describe() << ": event stream ended; reconnecting";
     // A stream that ends at once must not turn into a hot loop of lists.
     if (std::chrono::steady_clock::now() - connected_at <
         std::chrono::seconds(10)) {
@@ -132,7 +132,7 @@ void ContainerTracker::Impl::Relist() {
     std::lock_guard apply(apply_mu_);
     applied_before = applied_events_;
   }
-  auto list = client_.List();
+  auto list = source_->List();
   if (!list.ok()) return;  // the events thread reconnects
   std::lock_guard apply(apply_mu_);
   if (applied_events_ != applied_before) {

@@ -35,6 +35,18 @@ Status DecodeJobsDuration(const Ctx& ctx, const YAML::Node& v,
   return OkStatus();
 }
 
+// A byte count of the event server's bounds: 1 MiB .. 1 GiB.
+constexpr int kMinServerBytes = 1 << 20;
+constexpr int kMaxServerBytes = 1 << 30;
+
+template <int JobsOptions::*field>
+Status DecodeJobsBytes(const Ctx& ctx, const YAML::Node& v,
+                       const std::string& path, JobsOptions* out) {
+  LENS_ASSIGN_OR_RETURN(
+      out->*field, DecodeInt(ctx, v, path, kMinServerBytes, kMaxServerBytes));
+  return OkStatus();
+}
+
 // A comma-separated scalar, or a YAML list of items (joined with commas).
 template <std::string JobsOptions::*field>
 Status DecodeJobsList(const Ctx& ctx, const YAML::Node& v,
@@ -75,6 +87,11 @@ constexpr FieldRule<JobsOptions> kJobsRules[] = {
                              DecodeInt(ctx, v, path, 1, 65536));
        return OkStatus();
      }},
+    {"nodeTokensFile", FieldText<JobsOptions, &JobsOptions::node_tokens_file>},
+    {"acceptSharedAgentToken",
+     DecodeJobsFlag<&JobsOptions::accept_shared_agent_token>},
+    {"maxQueueBytes", DecodeJobsBytes<&JobsOptions::max_queue_bytes>},
+    {"maxSnapshotBytes", DecodeJobsBytes<&JobsOptions::max_snapshot_bytes>},
     {"scheduledJobs", DecodeJobsFlag<&JobsOptions::scheduled_jobs>},
     {"kubeconfig", FieldText<JobsOptions, &JobsOptions::kubeconfig>},
     {"context", FieldText<JobsOptions, &JobsOptions::context>},
@@ -206,6 +223,20 @@ Status JobsOptions::Validate() const {
   }
   if (max_agent_streams < 1 || max_agent_streams > 65536)
     return InvalidArgumentError("maxAgentStreams: must be in 1..65536");
+  for (const auto& [value, key] : {std::pair(max_queue_bytes, "maxQueueBytes"),
+                                   std::pair(max_snapshot_bytes,
+                                             "maxSnapshotBytes")}) {
+    if (value < config::kMinServerBytes || value > config::kMaxServerBytes) {
+      return InvalidArgumentError(
+          std::string(key) + ": must be in " +
+          std::to_string(config::kMinServerBytes) + ".." +
+          std::to_string(config::kMaxServerBytes) + " bytes");
+    }
+  }
+  if (accept_shared_agent_token && node_tokens_file.empty()) {
+    return InvalidArgumentError(
+        "acceptSharedAgentToken: only means something with nodeTokensFile");
+  }
   if (!kubeconfig.empty() && in_cluster) {
     return InvalidArgumentError(
         "kubeconfig: set either kubeconfig or inCluster, not both");

@@ -57,9 +57,13 @@ constexpr FieldRule<N> kRules[] = {
     {"kubeletTokenFile", DecodeString<&N::kubelet_token_file>},
     {"kubeletCaFile", DecodeString<&N::kubelet_ca_file>},
     {"kubeletInsecureSkipVerify", DecodeFlag<&N::kubelet_insecure_skip_verify>},
+    {"kubeletClientCertFile", DecodeString<&N::kubelet_client_cert_file>},
+    {"kubeletClientKeyFile", DecodeString<&N::kubelet_client_key_file>},
     {"containers", DecodeFlag<&N::containers>},
     {"containerdSocket", DecodeString<&N::containerd_socket>},
     {"containerdNamespace", DecodeString<&N::containerd_namespace>},
+    {"containerRuntime", DecodeString<&N::container_runtime>},
+    {"dockerSocket", DecodeString<&N::docker_socket>},
     {"podResourcesSocket", DecodeString<&N::pod_resources_socket>},
     {"jobsAddress", DecodeString<&N::jobs_address>},
     {"jobsCaFile", DecodeString<&N::jobs_ca_file>},
@@ -98,11 +102,26 @@ Status NodeExporterOptions::Validate() const {
     return InvalidArgumentError(
         "kubeletUrl: must start with http:// or https://");
   }
+  if (kubelet_client_cert_file.empty() != kubelet_client_key_file.empty()) {
+    return InvalidArgumentError(
+        "kubeletClientCertFile and kubeletClientKeyFile must be set together");
+  }
   if (containers &&
       (containerd_socket.empty() || containerd_namespace.empty())) {
     return InvalidArgumentError(
         "containerdSocket and containerdNamespace must not be empty while "
         "containers is on");
+  }
+  if (container_runtime != "containerd" && container_runtime != "docker" &&
+      container_runtime != "auto") {
+    return InvalidArgumentError("containerRuntime: '" + container_runtime +
+                                "' is not containerd, docker or auto");
+  }
+  if (containers && container_runtime != "containerd" &&
+      docker_socket.empty()) {
+    return InvalidArgumentError("dockerSocket must not be empty while "
+                                "containers is on with containerRuntime " +
+                                container_runtime);
   }
   return OkStatus();
 }

@@ -1,8 +1,10 @@
 // Sample for the amdgpu sysfs source: preads on the files Scan opened, no
 // directory listing, no allocation (text files are read into the caller's
-// scratch buffer). Units per Documentation/gpu/amdgpu/thermal.rst and the
-// hwmon sysfs ABI: millidegrees Celsius, microwatts, microjoules, RPM,
-// pwm 0..pwm1_max.
+// scratch buffer). The binary gpu_metrics table is read first; a value it
+// carries is not read again from a text file (both come from the same SMU
+// metrics on the GPUs that have the table). Units per
+// Documentation/gpu/amdgpu/thermal.rst and the hwmon sysfs ABI: millidegrees
+// Celsius, microwatts, microjoules, RPM, pwm 0..pwm1_max.
 #include <algorithm>
 
 #include "gpu/amdgpu_sysfs.h"
@@ -41,6 +43,15 @@ std::optional<double> Celsius(const KernelFile& file) {
   std::optional<int64_t> millidegrees = ReadInt(file);
   if (!millidegrees) return std::nullopt;
   return static_cast<double>(*millidegrees) / 1000.0;
+}
+
+// The table's value when it has one, else `read()`.
+template <typename Read>
+std::optional<double> Prefer(const AmdGpuMetrics* table,
+                             std::optional<double> AmdGpuMetrics::*field,
+                             Read read) {
+  if (table != nullptr && table->*field) return table->*field;
+  return read();
 }
 
 std::optional<double> ClockHz(const KernelFile& file, std::string* scratch) {
@@ -83,13 +94,18 @@ bool SampleRas(const AmdGpuFiles& files, std::string* scratch, GpuSample* out) {
   return true;
 }
 
-void SamplePower(const AmdGpuDevice& device, GpuSample* out) {
-  std::optional<uint64_t> microwatts = ReadUint(device.files.power);
-  if (microwatts && *microwatts == 0 && device.zero_power_is_unreported) {
-    microwatts.reset();
+void SamplePower(const AmdGpuDevice& device, const AmdGpuMetrics* table,
+                 GpuSample* out) {
+  out->power_watts = Prefer(table, &AmdGpuMetrics::power_watts, [&] {
+    return Scaled(ReadUint(device.files.power), 1e6);
+  });
+  if (out->power_watts && *out->power_watts == 0 &&
+      device.zero_power_is_unreported) {
+    out->power_watts.reset();
   }
-  out->power_watts = Scaled(microwatts, 1e6);
-  out->energy_joules = Scaled(ReadUint(device.files.energy), 1e6);
+  out->energy_joules = Prefer(table, &AmdGpuMetrics::energy_joules, [&] {
+    return Scaled(ReadUint(device.files.energy), 1e6);
+  });
 }
 
 void SamplePcie(const AmdGpuFiles& files, std::string* scratch,
@@ -125,22 +141,38 @@ int CountValues(const GpuSample& s) {
 }  // namespace
 
 int SampleAmdGpu(const AmdGpuDevice& device, std::string* scratch,
-                 GpuSample* out) {
+                 AmdGpuMetricsState* state, GpuSample* out) {
   if (!device.reports_device_values) return 0;
   const AmdGpuFiles& f = device.files;
-  out->utilization_ratio = Scaled(ReadUint(f.gpu_busy_percent), 100.0);
-  out->memory_utilization_ratio = Scaled(ReadUint(f.mem_busy_percent), 100.0);
+  state->valid =
+      f.gpu_metrics.is_open() && f.gpu_metrics.Read(&state->metrics).ok();
+  const AmdGpuMetrics* t = state->valid ? &state->metrics : nullptr;
+  using M = AmdGpuMetrics;
+  out->utilization_ratio = Prefer(t, &M::gfx_activity_ratio, [&] {
+    return Scaled(ReadUint(f.gpu_busy_percent), 100.0);
+  });
+  out->memory_utilization_ratio = Prefer(t, &M::umc_activity_ratio, [&] {
+    return Scaled(ReadUint(f.mem_busy_percent), 100.0);
+  });
   out->vram_used_bytes = ReadUint(f.vram_used);
-  SamplePower(device, out);
-  out->temperature_edge_celsius = Celsius(f.temp_edge);
-  out->temperature_junction_celsius = Celsius(f.temp_junction);
-  out->temperature_memory_celsius = Celsius(f.temp_mem);
-  out->clock_graphics_hz = ClockHz(f.sclk, scratch);
-  out->clock_memory_hz = ClockHz(f.mclk, scratch);
-  out->clock_soc_hz = ClockHz(f.socclk, scratch);
+  SamplePower(device, t, out);
+  out->temperature_edge_celsius = Prefer(t, &M::temperature_edge_celsius,
+                                         [&] { return Celsius(f.temp_edge); });
+  out->temperature_junction_celsius =
+      Prefer(t, &M::temperature_hotspot_celsius,
+             [&] { return Celsius(f.temp_junction); });
+  out->temperature_memory_celsius = Prefer(t, &M::temperature_mem_celsius,
+                                           [&] { return Celsius(f.temp_mem); });
+  out->clock_graphics_hz =
+      Prefer(t, &M::gfxclk_hz, [&] { return ClockHz(f.sclk, scratch); });
+  out->clock_memory_hz =
+      Prefer(t, &M::uclk_hz, [&] { return ClockHz(f.mclk, scratch); });
+  out->clock_soc_hz =
+      Prefer(t, &M::socclk_hz, [&] { return ClockHz(f.socclk, scratch); });
   out->fan_speed_ratio = FanRatio(device);
   SamplePcie(f, scratch, out);
   SampleRas(f, scratch, out);
+  ApplyAmdGpuMetrics(state, 0, out);
   return CountValues(*out);
 }
 

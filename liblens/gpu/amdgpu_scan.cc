@@ -243,6 +243,20 @@ void OpenRas(const std::string& device_dir, AmdGpuFiles* files) {
   }
 }
 
+// Opens gpu_metrics and reads it once: a table that cannot be read or whose
+// format is unknown is closed here, logged once, instead of failing on
+// every sample.
+void OpenGpuMetrics(const std::string& path, AmdGpuMetricsFile* file) {
+  *file = AmdGpuMetricsFile::OpenIfPresent(path);
+  if (!file->is_open()) return;
+  AmdGpuMetrics metrics;
+  Status st = file->Read(&metrics);
+  if (st.ok()) return;
+  LENS_LOG(WARN).Field("file", path).Field("error", st)
+      << "amdgpu-sysfs: not using gpu_metrics";
+  file->Close();
+}
+
 void OpenSampleFiles(const PciGpu& gpu, const std::string& hwmon,
                      AmdGpuDevice* device) {
   AmdGpuFiles& f = device->files;
@@ -255,6 +269,7 @@ void OpenSampleFiles(const PciGpu& gpu, const std::string& hwmon,
   f.link_speed = OpenIfPresent(gpu.dir + "/current_link_speed");
   f.link_width = OpenIfPresent(gpu.dir + "/current_link_width");
   f.replay_count = OpenIfPresent(gpu.dir + "/pcie_replay_count");
+  OpenGpuMetrics(gpu.dir + "/gpu_metrics", &f.gpu_metrics);
   OpenRas(gpu.dir, &f);
   if (hwmon.empty()) return;
   // Linux 6.6 added power1_input; most GPUs have one of the two.

@@ -32,7 +32,9 @@ class AmdGpuSysfsSource final : public GpuSource {
 
   StatusOr<std::vector<GpuInfo>> Scan() override {
     devices_.clear();
+    states_.clear();
     LENS_ASSIGN_OR_RETURN(devices_, ScanAmdGpus(roots_));
+    states_.resize(devices_.size());
     std::vector<GpuInfo> infos;
     infos.reserve(devices_.size());
     for (const AmdGpuDevice& device : devices_) infos.push_back(device.info);
@@ -44,15 +46,27 @@ class AmdGpuSysfsSource final : public GpuSource {
     const auto now = std::chrono::system_clock::now();
     size_t reporting = 0;
     size_t answered = 0;
+    // The physical GPU (partition 0) of the partitions that follow it: Scan
+    // sorts by BDF, then partition.
+    size_t physical = 0;
     for (size_t i = 0; i < devices_.size(); ++i) {
       const AmdGpuDevice& device = devices_[i];
       GpuSample& sample = (*samples)[i];
-      sample = GpuSample{};
+      ClearAmdGpuSample(&sample);
       sample.time = now;
-      if (!device.reports_device_values) continue;
+      if (!device.reports_device_values) {
+        if (devices_[physical].info.bdf == device.info.bdf) {
+          ApplyAmdGpuMetrics(&states_[physical], device.info.partition_id,
+                             &sample);
+        }
+        continue;
+      }
+      physical = i;
       ++reporting;
       sample.vram_total_bytes = device.info.vram_total_bytes;
-      if (SampleAmdGpu(device, &scratch_, &sample) > 0) ++answered;
+      if (SampleAmdGpu(device, &scratch_, &states_[i], &sample) > 0) {
+        ++answered;
+      }
     }
     if (reporting > 0 && answered == 0) {
       return UnavailableError("amdgpu-sysfs: none of the " +
@@ -90,6 +104,8 @@ class AmdGpuSysfsSource final : public GpuSource {
  private:
   HostRoots roots_;
   std::vector<AmdGpuDevice> devices_;
+  // Per device, aligned with devices_; used for physical GPUs only.
+  std::vector<AmdGpuMetricsState> states_;
   std::string scratch_;
 };
 

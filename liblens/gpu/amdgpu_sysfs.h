@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/kernel_file.h"
+#include "gpu/amdgpu_metrics.h"
 #include "gpu/kfd_topology.h"
 #include "lens/gpu.h"
 #include "lens/host.h"
@@ -107,6 +108,9 @@ struct AmdGpuFiles {
   KernelFile link_width;    // current_link_width
   KernelFile replay_count;  // pcie_replay_count
   std::vector<AmdRasFile> ras;
+  // The binary gpu_metrics table; closed when absent or when Scan found it
+  // unreadable or of an unknown format (logged once then).
+  AmdGpuMetricsFile gpu_metrics;
 };
 
 // One logical GPU as Scan found it.
@@ -146,14 +150,40 @@ StatusOr<std::vector<AmdPhysicalGpu>> ScanPhysicalAmdGpus(
 // that order. Errors as GpuSource::Scan.
 StatusOr<std::vector<AmdGpuDevice>> ScanAmdGpus(const HostRoots& roots);
 
+// What Sample keeps of one physical GPU's gpu_metrics between cycles.
+struct AmdGpuMetricsState {
+  AmdGpuMetrics metrics;
+  bool valid = false;  // `metrics` was read this cycle
+  // The throttle residency counters of the previous cycle (formats 1.6+).
+  std::optional<AmdThrottleResidency> previous_residency;
+};
+
 // Reads the dynamic values of `device` into `out`: each value it samples is
-// set, or reset to nullopt when it cannot be read; time, vram_total_bytes,
-// throttle and process fields are left as they are. Text files are read into
+// set, or reset to nullopt when it cannot be read; time, vram_total_bytes
+// and process fields are left as they are. The gpu_metrics table is read
+// first (into `state`); a value it carries is taken from it and the text
+// file that would give the same value is not read. Text files are read into
 // `scratch` (reserve 16 KiB to read without allocating). Returns how many
 // values were read; 0 means the device did not answer at all, and always 0
-// for a device whose reports_device_values is false.
+// for a device whose reports_device_values is false. `out` should arrive
+// cleared by ClearAmdGpuSample so its vectors keep their capacity.
 int SampleAmdGpu(const AmdGpuDevice& device, std::string* scratch,
-                 GpuSample* out);
+                 AmdGpuMetricsState* state, GpuSample* out);
+
+// Resets `sample` to an empty GpuSample, keeping the capacity of the
+// vectors Sample fills (xcds, throttle_reasons) so that a steady-state
+// Sample allocates nothing.
+void ClearAmdGpuSample(GpuSample* sample);
+
+// From one physical GPU's gpu_metrics: sets the values a sample takes from
+// the table alone (energy, video clocks, throttle reasons and XCDs) on the
+// sample of partition `partition_id`. Partition 0 also gets the throttle
+// state (compared with `state->previous_residency`, then updated); with
+// per-partition stats (format 1.6+) and more than one partition, each
+// partition gets its own XCDs and their mean as utilization_ratio, without
+// them partition 0 gets every XCD. Returns how many values were set.
+int ApplyAmdGpuMetrics(AmdGpuMetricsState* state, int partition_id,
+                       GpuSample* out);
 
 }  // namespace lens
 

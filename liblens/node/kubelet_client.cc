@@ -1,53 +1,21 @@
-// KubeletGet: one GET against the kubelet's read-only API with libcurl.
-// The bearer token is re-read on every call (projected service-account
-// tokens rotate) and never appears in an error message.
-#include <curl/curl.h>
-
+// KubeletGet: one GET against the kubelet's API (node/kubelet_http.h: a
+// socket, OpenSSL for https). The bearer token and the client certificate
+// are re-read on every call (projected service-account tokens and kubelet
+// client certificates rotate); the token never appears in an error message.
 #include <algorithm>
-#include <memory>
-#include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/kernel_file.h"
 #include "lens/node.h"
 #include "lens/version.h"
+#include "node/kubelet_http.h"
 
 namespace lens {
 namespace {
 
 constexpr size_t kMaxTokenBytes = 64 * 1024;
 constexpr size_t kBodyStartBytes = 256;
-
-void InitCurlOnce() {
-  // curl_global_init is not thread-safe before libcurl 7.84; call it once.
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
-struct CurlDeleter {
-  void operator()(CURL* curl) const { curl_easy_cleanup(curl); }
-};
-struct SlistDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
-};
-
-// The response body, refused past `limit` while it arrives.
-struct Body {
-  std::string data;
-  uint64_t limit = 0;
-  bool too_large = false;
-};
-
-size_t OnBodyData(char* data, size_t size, size_t count, void* user) {
-  auto* body = static_cast<Body*>(user);
-  const size_t bytes = size * count;
-  if (body->data.size() + bytes > body->limit) {
-    body->too_large = true;
-    return 0;  // anything but `bytes` aborts the transfer
-  }
-  body->data.append(data, bytes);
-  return bytes;
-}
 
 // The token file's content, trimmed. Errors name the file, never the token.
 StatusOr<std::string> ReadToken(const std::string& path) {
@@ -85,71 +53,40 @@ std::string BodyStart(std::string body, const std::string& token) {
   return out;
 }
 
-Status TransferError(CURLcode code, const char* detail, const Body& body,
-                     const KubeletOptions& options, const std::string& url) {
-  const std::string what = "GET " + url + ": ";
-  if ((code == CURLE_WRITE_ERROR && body.too_large) ||
-      code == CURLE_FILESIZE_EXCEEDED) {
-    return ResourceExhaustedError(what + "response larger than " +
-                                  std::to_string(options.max_response_bytes) +
-                                  " bytes");
-  }
-  if (code == CURLE_URL_MALFORMAT || code == CURLE_UNSUPPORTED_PROTOCOL) {
-    return InvalidArgumentError(what + curl_easy_strerror(code));
-  }
-  std::string message = what + curl_easy_strerror(code);
-  if (code == CURLE_OPERATION_TIMEDOUT) {
-    message += " (timeout " + std::to_string(options.timeout.count()) + " ms)";
-  }
-  if (detail[0] != '\0') message += std::string(": ") + detail;
-  return UnavailableError(message);
-}
-
-Status ApplyOptions(CURL* curl, const KubeletOptions& options,
-                    const std::string& url, curl_slist* headers, Body* body) {
-  const long timeout_ms = static_cast<long>(options.timeout.count());
-  CURLcode rc = CURLE_OK;
-  auto set = [&](CURLoption option, auto value) {
-    if (rc == CURLE_OK) rc = curl_easy_setopt(curl, option, value);
-  };
-  set(CURLOPT_URL, url.c_str());
-  set(CURLOPT_PROTOCOLS_STR, "http,https");
-  set(CURLOPT_NOSIGNAL, 1L);
-  set(CURLOPT_TIMEOUT_MS, timeout_ms);
-  set(CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-  set(CURLOPT_HTTPHEADER, headers);
-  set(CURLOPT_USERAGENT, "lens/" LENS_VERSION_STRING);
-  set(CURLOPT_MAXFILESIZE_LARGE,
-      static_cast<curl_off_t>(options.max_response_bytes));
-  set(CURLOPT_WRITEFUNCTION, &OnBodyData);
-  set(CURLOPT_WRITEDATA, static_cast<void*>(body));
-  if (!options.ca_file.empty()) set(CURLOPT_CAINFO, options.ca_file.c_str());
-  if (options.insecure_skip_verify) {
-    set(CURLOPT_SSL_VERIFYPEER, 0L);
-    set(CURLOPT_SSL_VERIFYHOST, 0L);
-  }
-  if (rc != CURLE_OK) {
-    return InternalError("GET " + url +
-                         ": curl_easy_setopt: " + curl_easy_strerror(rc));
-  }
-  return OkStatus();
-}
-
-StatusOr<std::string> MapResponse(long status, Body body,
+StatusOr<std::string> MapResponse(int status, std::string body,
                                   const std::string& token,
                                   const std::string& url) {
-  if (status >= 200 && status < 300) return std::move(body.data);
+  if (status >= 200 && status < 300) return body;
   const std::string what = "GET " + url + ": HTTP " + std::to_string(status);
   if (status == 401 || status == 403) {
     return PermissionDeniedError(
-        what + (status == 401 ? " (token missing, invalid or expired)"
-                              : " (the token's identity may not read this)"));
+        what + (status == 401
+                    ? " (token or client certificate missing, invalid or "
+                      "expired)"
+                    : " (the token's identity may not read this)"));
   }
   return Status(StatusCode::kUnknown,
-                what + ": " + BodyStart(std::move(body.data), token));
+                what + ": " + BodyStart(std::move(body), token));
 }
 
 }  // namespace
+
+Status KubeletOptions::Validate() const {
+  if (url.empty()) return InvalidArgumentError("kubelet url is empty");
+  LENS_RETURN_IF_ERROR(
+      node::ParseHttpUrl(url).status().WithContext("kubelet url"));
+  if (timeout.count() <= 0) {
+    return InvalidArgumentError("kubelet timeout must be > 0");
+  }
+  if (client_cert_file.empty() != client_key_file.empty()) {
+    return InvalidArgumentError(
+        "kubelet client certificate and key files must be set together (got " +
+        std::string(client_cert_file.empty() ? "only the key"
+                                             : "only the certificate") +
+        ")");
+  }
+  return node::CheckTlsFiles(*this);
+}
 
 StatusOr<std::string> KubeletGet(const KubeletOptions& options,
                                  std::string_view path) {
@@ -165,31 +102,21 @@ StatusOr<std::string> KubeletGet(const KubeletOptions& options,
   if (!path.empty() && path.front() != '/') url += '/';
   url += path;
 
+  if (options.client_cert_file.empty() != options.client_key_file.empty()) {
+    return InvalidArgumentError(
+        "KubeletGet: client_cert_file and client_key_file must be set "
+        "together");
+  }
   std::string token;
   if (!options.token_file.empty()) {
     LENS_ASSIGN_OR_RETURN(token, ReadToken(options.token_file));
   }
-  InitCurlOnce();
-  std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
-  if (!curl) return InternalError("GET " + url + ": curl_easy_init failed");
-  curl_slist* list = curl_slist_append(nullptr, "Accept: application/json");
-  std::unique_ptr<curl_slist, SlistDeleter> headers(list);
-  if (!token.empty()) {
-    const std::string auth = "Authorization: Bearer " + token;
-    list = list ? curl_slist_append(list, auth.c_str()) : nullptr;
-  }
-  if (list == nullptr) return InternalError("GET " + url + ": out of memory");
-
-  Body body;
-  body.limit = options.max_response_bytes;
-  LENS_RETURN_IF_ERROR(ApplyOptions(curl.get(), options, url, list, &body));
-  char detail[CURL_ERROR_SIZE] = {};
-  curl_easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, detail);
-  CURLcode rc = curl_easy_perform(curl.get());
-  if (rc != CURLE_OK) return TransferError(rc, detail, body, options, url);
-  long status = 0;
-  curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
-  return MapResponse(status, std::move(body), token, url);
+  std::vector<std::string> headers = {"Accept: application/json",
+                                      "User-Agent: lens/" LENS_VERSION_STRING};
+  if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
+  LENS_ASSIGN_OR_RETURN(node::HttpResponse response,
+                        node::HttpGet(options, url, headers));
+  return MapResponse(response.status, std::move(response.body), token, url);
 }
 
 }  // namespace lens

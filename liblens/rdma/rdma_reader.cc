@@ -1,6 +1,8 @@
 // RdmaReader: Scan reads the inventory and opens every counter file once;
 // Sample only preads those kept-open files (no path lookups, no directory
-// listing, no allocation once `out` has its steady-state shape).
+// listing, no allocation once `out` has its steady-state shape), the slow
+// counters only every slow_counter_stride-th sample of a port.
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -22,8 +24,15 @@ constexpr std::string_view kLifespan = "lifespan";
 struct CounterFile {
   std::string name;
   bool hardware = false;
+  bool traffic = false;  // read on every sample
   KernelFile file;
 };
+
+// Read on every sample: the counters behind the traffic metrics.
+bool IsTrafficCounter(std::string_view name) {
+  return name == "port_xmit_data" || name == "port_rcv_data" ||
+         name == "port_xmit_packets" || name == "port_rcv_packets";
+}
 
 // Everything Sample needs for one port, opened by Scan.
 struct PortFiles {
@@ -37,6 +46,11 @@ struct PortFiles {
   int rcv_packets = -1;
   KernelFile state;  // not open when the file is missing
   KernelFile phys_state;
+  // Samples of this port so far, offset to stagger the ports: the slow
+  // counters are read when it is a multiple of the stride, and on the first
+  // sample after Scan (`fresh`). Each port is sampled by one thread at a time.
+  uint64_t samples = 0;
+  bool fresh = true;
 };
 
 // Opens the counter files of `dir` (counters/ or hw_counters/). A missing
@@ -58,7 +72,9 @@ Status OpenCounterDir(const std::string& dir, bool hardware, PortFiles* port) {
       if (name == "port_xmit_packets") port->xmit_packets = index;
       if (name == "port_rcv_packets") port->rcv_packets = index;
     }
-    port->counters.push_back({std::move(name), hardware, *std::move(file)});
+    const bool traffic = !hardware && IsTrafficCounter(name);
+    port->counters.push_back(
+        {std::move(name), hardware, traffic, *std::move(file)});
   }
   return OkStatus();
 }
@@ -108,9 +124,23 @@ void ReadEnum(const KernelFile& file, std::string* buffer, std::string* out,
   out->assign(rdma::StripEnumPrefix(*text));
 }
 
-void SamplePort(const PortFiles& port,
+// Whether counters[n] is `file`'s entry. `counters` holds a subsequence of
+// the port's files, in their order (those read successfully last time).
+bool HasEntry(const std::vector<RdmaCounter>& counters, size_t n,
+              const CounterFile& file) {
+  return n < counters.size() && counters[n].hardware == file.hardware &&
+         counters[n].name == file.name;
+}
+
+void SamplePort(PortFiles& port, int stride,
                 std::chrono::system_clock::time_point now, std::string* buffer,
                 RdmaPortCounters* out, SampleTally* tally) {
+  const bool same_port = out->device == port.device && out->port == port.port;
+  const bool read_slow = stride <= 1 || !same_port || port.fresh ||
+                         port.samples % static_cast<uint64_t>(stride) == 0;
+  if (!same_port || port.fresh) out->counters.clear();
+  port.fresh = false;
+  ++port.samples;
   out->device.assign(port.device);
   out->port = port.port;
   out->time = now;
@@ -122,18 +152,28 @@ void SamplePort(const PortFiles& port,
   size_t n = 0;
   for (size_t i = 0; i < port.counters.size(); ++i) {
     const CounterFile& file = port.counters[i];
+    const int index = static_cast<int>(i);
+    const bool has_entry = HasEntry(counters, n, file);
+    if (!read_slow && !file.traffic) {  // not due: keep the last value
+      if (has_entry) ++n;
+      continue;
+    }
     StatusOr<uint64_t> value = file.file.ReadUint64();
     if (!value.ok()) {  // unreadable or not a number: left out, never 0
       tally->Fail(value.status());
+      if (has_entry) {
+        counters.erase(counters.begin() + static_cast<std::ptrdiff_t>(n));
+      }
       continue;
     }
     ++tally->reads_ok;
-    if (n == counters.size()) counters.emplace_back();
-    RdmaCounter& counter = counters[n++];
-    counter.name.assign(file.name);
-    counter.hardware = file.hardware;
-    counter.value = *value;
-    const int index = static_cast<int>(i);
+    if (!has_entry) {
+      auto at = counters.insert(
+          counters.begin() + static_cast<std::ptrdiff_t>(n), RdmaCounter{});
+      at->name.assign(file.name);
+      at->hardware = file.hardware;
+    }
+    counters[n++].value = *value;
     // port_xmit_data / port_rcv_data count 4-octet words.
     if (index == port.xmit_data) out->tx_bytes = *value * 4;
     if (index == port.rcv_data) out->rx_bytes = *value * 4;
@@ -149,12 +189,18 @@ void SamplePort(const PortFiles& port,
 
 struct RdmaReader::Impl {
   std::string class_dir;  // <sysfs>/class/infiniband
+  int slow_counter_stride = 1;
   bool scanned = false;
   std::vector<PortFiles> ports;  // Scan order: devices, then their ports
 };
 
-RdmaReader::RdmaReader(HostRoots roots) : impl_(std::make_unique<Impl>()) {
+RdmaReader::RdmaReader(HostRoots roots)
+    : RdmaReader(std::move(roots), RdmaReaderOptions{}) {}
+
+RdmaReader::RdmaReader(HostRoots roots, RdmaReaderOptions options)
+    : impl_(std::make_unique<Impl>()) {
   impl_->class_dir = roots.sysfs + "/class/infiniband";
+  impl_->slow_counter_stride = std::max(1, options.slow_counter_stride);
 }
 
 RdmaReader::~RdmaReader() = default;
@@ -179,6 +225,7 @@ StatusOr<std::vector<RdmaDevice>> RdmaReader::Scan() {
           PortFiles files,
           OpenPortFiles(dir + "/ports/" + std::to_string(port.port), name,
                         port.port));
+      files.samples = ports.size();  // staggers the slow counters
       ports.push_back(std::move(files));
     }
     devices.push_back(std::move(device));
@@ -214,7 +261,8 @@ Status RdmaReader::SamplePorts(size_t begin, size_t end,
   thread_local std::string buffer;
   SampleTally tally;
   for (size_t i = begin; i < end; ++i) {
-    SamplePort(impl_->ports[i], now, &buffer, &(*out)[i], &tally);
+    SamplePort(impl_->ports[i], impl_->slow_counter_stride, now, &buffer,
+               &(*out)[i], &tally);
   }
   if (begin < end && tally.reads_ok == 0 && !tally.first_error.ok()) {
     return UnavailableError("sample " + impl_->class_dir +

@@ -80,6 +80,64 @@ Status ReadPciFacts(const std::string& device_dir, RdmaDevice* device) {
   return OkStatus();
 }
 
+// The port index (0-based) a netdev of the device's PCI function serves:
+// dev_port, else dev_id (drivers that predate dev_port, Linux 3.15, kept
+// using dev_id for it, printed "%#x"). nullopt when neither parses.
+std::optional<int> NetdevPortIndex(const std::string& netdev_dir) {
+  for (const char* name : {"/dev_port", "/dev_id"}) {
+    StatusOr<std::string> text = ReadOptionalValue(netdev_dir + name);
+    if (!text.ok() || text->empty()) continue;
+    StatusOr<uint64_t> index = ParseKernelUint64(*text, netdev_dir + name);
+    if (index.ok() && *index < 4096) return static_cast<int>(*index);
+  }
+  return std::nullopt;
+}
+
+// The netdevs a RoCE port's GID table names (gid_attrs/ndevs/<index>), in
+// GID-index order, each once. Entries without a netdev (an InfiniBand GID,
+// an unused slot) fail to read with EINVAL in the kernel: skipped.
+std::vector<std::string> GidTableNetdevs(const std::string& port_dir) {
+  const std::string dir = port_dir + "/gid_attrs/ndevs";
+  StatusOr<std::vector<std::string>> names = ListKernelDir(dir);
+  std::vector<std::string> out;
+  if (!names.ok()) return out;
+  std::vector<std::pair<uint64_t, const std::string*>> entries;
+  for (const std::string& name : *names) {
+    StatusOr<uint64_t> index = ParseKernelUint64(name, dir);
+    if (index.ok()) entries.emplace_back(*index, &name);
+  }
+  std::sort(entries.begin(), entries.end());
+  for (const auto& [index, name] : entries) {
+    StatusOr<std::string> netdev = ReadKernelValue(dir + "/" + *name);
+    if (!netdev.ok() || netdev->empty()) continue;
+    if (std::find(out.begin(), out.end(), *netdev) == out.end()) {
+      out.push_back(*std::move(netdev));
+    }
+  }
+  return out;
+}
+
+// Fills each port's netdevs: the GID table's on Ethernet (RoCE) ports, else
+// the device's netdevs whose port index is the port's.
+void AssignPortNetdevs(const std::string& device_dir, RdmaDevice* device) {
+  std::vector<std::pair<int, std::string>> by_port;  // (port index, netdev)
+  for (const std::string& netdev : device->netdevs) {
+    std::optional<int> index =
+        NetdevPortIndex(device_dir + "/device/net/" + netdev);
+    if (index) by_port.emplace_back(*index, netdev);
+  }
+  for (RdmaPort& port : device->ports) {
+    if (port.link_layer == "Ethernet") {
+      port.netdevs =
+          GidTableNetdevs(device_dir + "/ports/" + std::to_string(port.port));
+      if (!port.netdevs.empty()) continue;
+    }
+    for (const auto& [index, netdev] : by_port) {
+      if (index == port.port - 1) port.netdevs.push_back(netdev);
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view StripEnumPrefix(std::string_view text) {
@@ -172,6 +230,7 @@ StatusOr<RdmaDevice> ReadRdmaDevice(const std::string& device_dir,
         ReadRdmaPort(ports_dir + "/" + std::to_string(port), port));
     device.ports.push_back(std::move(value));
   }
+  AssignPortNetdevs(device_dir, &device);
   return device;
 }
 

@@ -63,6 +63,14 @@ StatusOr<JobsServiceOptions> JobsServiceOptionsFromConfig(
   o.events.tls_cert_file = j.tls_cert_file;
   o.events.tls_key_file = j.tls_key_file;
   o.events.max_streams = j.max_agent_streams;
+  if (!j.node_tokens_file.empty()) {
+    LENS_ASSIGN_OR_RETURN(
+        o.events.node_tokens,
+        ReadNodeTokensFile(j.node_tokens_file, "jobs.nodeTokensFile"));
+  }
+  o.events.accept_shared_token = j.accept_shared_agent_token;
+  o.events.max_queued_bytes = static_cast<size_t>(j.max_queue_bytes);
+  o.events.max_snapshot_bytes = static_cast<size_t>(j.max_snapshot_bytes);
   o.http.listen = j.listen_http;
   o.http.bearer_token = token;
   o.http.public_paths = {"/healthz", "/readyz"};

@@ -69,7 +69,7 @@ StatusOr<std::unique_ptr<NodeService>> NodeService::Start(
           RespondError(404,
                        "container tracking is off on this node "
                        "(nodeExporter.containers: false, --no-containers, or "
-                       "lens up without a containerd socket)",
+                       "lens up without a containerd or Docker socket)",
                        out);
         });
   }
@@ -111,10 +111,14 @@ void NodeService::Impl::StartContainers(const NodeServiceOptions& o) {
   // starts, so the first snapshot lens-jobs gets is the full set.
   Status st = tracker->Start();
   if (!st.ok()) {
+    const bool docker = ResolveContainerRuntime(*o.containers) ==
+                        ContainerRuntime::kDocker;
     LENS_LOG(WARN)
-            .Field("socket", o.containers->containerd_socket)
+            .Field("socket", docker ? o.containers->docker_socket
+                                    : o.containers->containerd_socket)
             .Field("error", st)
-        << "containerd not reachable yet; container tracking keeps retrying";
+        << (docker ? "Docker Engine" : "containerd")
+        << " not reachable yet; container tracking keeps retrying";
   }
   if (sender) {
     Status sent = sender->Start();

@@ -54,6 +54,8 @@ StatusOr<NodeAgentOptions> AgentOptions(const Config& config) {
   a.kubelet.token_file = ne.kubelet_token_file;
   a.kubelet.ca_file = ne.kubelet_ca_file;
   a.kubelet.insecure_skip_verify = ne.kubelet_insecure_skip_verify;
+  a.kubelet.client_cert_file = ne.kubelet_client_cert_file;
+  a.kubelet.client_key_file = ne.kubelet_client_key_file;
   return a;
 }
 
@@ -106,10 +108,14 @@ StatusOr<NodeServiceOptions> NodeServiceOptionsFromConfig(const Config& in,
     if (config.netflow.bearer_token_file.empty()) {
       config.netflow.bearer_token_file = config.node_exporter.bearer_token_file;
     }
+    // On by default only where a runtime the config allows is there.
+    const NodeExporterOptions& n = config.node_exporter;
     struct stat st;
-    if (::stat(config.node_exporter.containerd_socket.c_str(), &st) != 0) {
-      config.node_exporter.containers = false;
-    }
+    const bool containerd = n.container_runtime != "docker" &&
+                            ::stat(n.containerd_socket.c_str(), &st) == 0;
+    const bool docker = n.container_runtime != "containerd" &&
+                        ::stat(n.docker_socket.c_str(), &st) == 0;
+    if (!containerd && !docker) config.node_exporter.containers = false;
   }
   const NodeExporterOptions& ne = config.node_exporter;
   NodeServiceOptions out;
@@ -133,6 +139,12 @@ StatusOr<NodeServiceOptions> NodeServiceOptionsFromConfig(const Config& in,
     ContainerTrackerOptions& t = out.containers.emplace();
     t.containerd_socket = ne.containerd_socket;
     t.containerd_namespace = ne.containerd_namespace;
+    auto runtime = ParseContainerRuntime(ne.container_runtime);
+    if (!runtime.ok()) {
+      return runtime.status().WithContext("nodeExporter.containerRuntime");
+    }
+    t.runtime = *runtime;
+    t.docker_socket = ne.docker_socket;
     // Devices are resolved against the agent's inventory: without the agent
     // the kubelet's device list has nothing to add.
     t.pod_resources_socket = out.agent ? ne.pod_resources_socket : "";

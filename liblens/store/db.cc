@@ -70,6 +70,12 @@ int64_t Conn::write_time_us() const {
   return write_time_us_ > 0 ? write_time_us_ : WallClockUs();
 }
 
+Status Conn::UpsertBulk(const UpsertSpec& spec,
+                        std::span<const std::vector<Param>* const>) {
+  return UnimplementedError("upsert " + std::string(spec.table) +
+                            ": no bulk path");
+}
+
 // ---------------------------------------------------------------------------
 // Database: pool + retrying runner.
 
@@ -206,6 +212,8 @@ namespace {
 // under both and keep statements a size that prepares quickly.
 constexpr size_t kMaxParamsPerStatement = 8000;
 constexpr size_t kMaxRowsPerStatement = 500;
+// Below this many rows a multi-row statement is as fast as a bulk one.
+constexpr size_t kMinBulkRows = 2;
 
 bool IsKey(const UpsertSpec& spec, size_t column) {
   return column < spec.key_columns;
@@ -292,7 +300,12 @@ std::string BuildUpsertSql(Dialect dialect, const UpsertSpec& spec,
     }
     sql += ")";
   }
-  sql += " ON CONFLICT (";
+  return sql + BuildConflictClause(spec);
+}
+
+std::string BuildConflictClause(const UpsertSpec& spec) {
+  const size_t n = spec.columns.size();
+  std::string sql = " ON CONFLICT (";
   for (size_t c = 0; c < spec.key_columns; ++c) {
     if (c) sql += ", ";
     sql.append(spec.columns[c].name);
@@ -349,6 +362,15 @@ StatusOr<size_t> UpsertRows(Conn& conn, const UpsertSpec& spec,
       } else {
         unique[it->second] = &row;
       }
+    }
+  }
+  // Many rows: the backend's bulk path when it has one (one statement with
+  // an array per column on PostgreSQL, measured in docs/performance.md).
+  if (unique.size() >= kMinBulkRows) {
+    Status bulk = conn.UpsertBulk(spec, unique);
+    if (bulk.code() != StatusCode::kUnimplemented) {
+      LENS_RETURN_IF_ERROR(bulk);
+      return unique.size();
     }
   }
   const size_t per_stmt = std::max<size_t>(

@@ -67,6 +67,8 @@ class Rows {
   std::vector<Value> cells_;
 };
 
+struct UpsertSpec;  // below
+
 // One database connection. Not thread-safe: the pool hands it to one thread
 // at a time. Errors:
 //   kUnavailable  the connection is lost / the server is down / SQLite busy
@@ -103,6 +105,15 @@ class Conn {
 
   // True once the connection is known to be unusable; the pool drops it.
   virtual bool broken() const = 0;
+
+  // Upserts `rows` (each spec.columns.size() params, keys already unique)
+  // in as few statements as the backend's bulk path needs (PostgreSQL:
+  // unnest() array parameters); the kWrittenUs column takes
+  // write_time_us(). Called by UpsertRows inside the caller's transaction.
+  // kUnimplemented when the backend has no bulk path (the default) or none
+  // for this table: the caller then sends multi-row statements.
+  virtual Status UpsertBulk(const UpsertSpec& spec,
+                            std::span<const std::vector<Param>* const> rows);
 
   // The writer's wall clock in microseconds since the Unix epoch, read once
   // when Database::Write began the current transaction (after BEGIN, so on
@@ -213,6 +224,9 @@ StatusOr<size_t> UpsertRows(Conn& conn, const UpsertSpec& spec,
 // Builds the statement for `row_count` rows (exposed for tests).
 std::string BuildUpsertSql(Dialect dialect, const UpsertSpec& spec,
                            size_t row_count);
+// The " ON CONFLICT (key) DO ..." clause that ends BuildUpsertSql's
+// statement (the backends' bulk statements end with it too).
+std::string BuildConflictClause(const UpsertSpec& spec);
 
 }  // namespace lens::store
 

@@ -75,7 +75,7 @@ TEST(MetricsRenderTest, MI300XExpositionIsValidAndTyped) {
   EXPECT_EQ(e.types.at("lens_gpu_utilization_ratio"), "gauge");
   EXPECT_EQ(e.types.at("lens_gpu_ecc_errors_total"), "counter");
   EXPECT_EQ(e.types.at("lens_rdma_port_transmit_bytes_total"), "counter");
-  EXPECT_EQ(e.types.at("lens_rdma_port_hw_counter_total"), "counter");
+  EXPECT_EQ(e.types.at("lens_rdma_port_hw_stat_total"), "counter");
   int utilization = 0;
   for (const auto& [key, value] : e.series) {
     if (key.rfind("lens_gpu_utilization_ratio{", 0) == 0) {

@@ -54,6 +54,47 @@ TEST_F(JobsServiceTest, OptionsComeFromTheJobsAndDatabaseSections) {
       << missing.status();
 }
 
+TEST_F(JobsServiceTest, NodeIdentityAndQueueBoundsComeFromTheJobsSection) {
+  std::ofstream(dir_ / "node-tokens")
+      << "gpu-node-1 0123456789abcdef0123\ngpu-node-2 fedcba9876543210fedc\n";
+  Config config = MakeConfig();
+  config.jobs.node_tokens_file = (dir_ / "node-tokens").string();
+  config.jobs.accept_shared_agent_token = true;
+  config.jobs.max_queue_bytes = 8 << 20;
+  config.jobs.max_snapshot_bytes = 16 << 20;
+  auto options = JobsServiceOptionsFromConfig(config);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->events.node_tokens.size(), 2u);
+  EXPECT_EQ(options->events.node_tokens.at("gpu-node-2"),
+            "fedcba9876543210fedc");
+  EXPECT_TRUE(options->events.accept_shared_token);
+  EXPECT_EQ(options->events.max_queued_bytes, size_t{8} << 20);
+  EXPECT_EQ(options->events.max_snapshot_bytes, size_t{16} << 20);
+
+  // A bad tokens file is named with its key and line, never a token.
+  std::ofstream(dir_ / "node-tokens") << "gpu-node-1 0123456789abcdef0123\n"
+                                      << "gpu-node-2 0123456789abcdef0123\n";
+  auto shared = JobsServiceOptionsFromConfig(config);
+  ASSERT_FALSE(shared.ok());
+  const std::string msg(shared.status().message());
+  EXPECT_NE(msg.find("jobs.nodeTokensFile"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("line 2"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("0123456789abcdef0123"), std::string::npos) << msg;
+
+  // Bounds are checked where the config is validated.
+  config.jobs.max_queue_bytes = 1000;
+  auto small = JobsServiceOptionsFromConfig(config);
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.status().message().find("maxQueueBytes"), std::string::npos)
+      << small.status();
+  config = MakeConfig();
+  config.jobs.accept_shared_agent_token = true;
+  auto alone = JobsServiceOptionsFromConfig(config);
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.status().message().find("acceptSharedAgentToken"),
+            std::string::npos);
+}
+
 TEST_F(JobsServiceTest, ServesAgentsMetricsAndHealth) {
   auto options = JobsServiceOptionsFromConfig(MakeConfig());
   ASSERT_TRUE(options.ok()) << options.status();

@@ -196,6 +196,58 @@ TEST_F(SenderTest, SendsHelloFirstThenNumberedMessagesAndGetsThemAcked) {
   EXPECT_TRUE(st.connected);
 }
 
+TEST_F(SenderTest, SendsALargeSnapshotInBoundedPartsInOrder) {
+  ContainerEventSenderOptions o;
+  o.target = "127.0.0.1:" + std::to_string(port_);
+  o.node = "node-a";
+  o.snapshot_part_bytes = 8 << 10;
+  sender_ = std::make_unique<ContainerEventSender>(o);
+  std::vector<ContainerRecord> all;
+  for (int i = 0; i < 100; ++i) {
+    ContainerRecord c =
+        Change("c" + std::to_string(1000 + i), "create", "running").container;
+    c.labels["payload"] = std::string(1000, 'p');
+    all.push_back(c);
+  }
+  sender_->PublishSnapshot(all);
+  ASSERT_TRUE(sender_->Start().ok());
+  ASSERT_TRUE(sender_->Flush(std::chrono::seconds(5)));
+  auto got = service_.received();
+  ASSERT_GE(got.size(), 4u);
+  EXPECT_EQ(got[0].message.hello().protocol(), 2u);
+  ASSERT_TRUE(got[1].message.has_snapshot_begin());
+  EXPECT_EQ(got[1].message.snapshot_begin().containers(), 100u);
+  std::vector<std::string> ids;
+  uint32_t parts = 0;
+  size_t i = 2;
+  for (; i < got.size() && got[i].message.has_snapshot_part(); ++i) {
+    const v1::AgentMessage& m = got[i].message;
+    EXPECT_EQ(m.snapshot_part().index(), parts++);
+    EXPECT_LE(m.ByteSizeLong(), size_t{8 << 10} + 64) << "part " << parts;
+    for (const auto& c : m.snapshot_part().containers()) {
+      ids.push_back(c.container_id());
+    }
+  }
+  EXPECT_GE(parts, 12u);  // ~110 KiB in 8 KiB parts
+  ASSERT_LT(i, got.size());
+  ASSERT_TRUE(got[i].message.has_snapshot_end());
+  EXPECT_EQ(got[i].message.snapshot_end().parts(), parts);
+  ASSERT_EQ(ids.size(), 100u);
+  EXPECT_EQ(ids.front(), "c1000");
+  EXPECT_EQ(ids.back(), "c1099");
+  EXPECT_EQ(sender_->stats().acked, got[i].message.sequence());
+}
+
+TEST(SenderOptionsTest, RejectsPartSizesOutsideTheMessageLimit) {
+  for (size_t bytes : {size_t{100}, size_t{4} << 20}) {
+    ContainerEventSender s(
+        {.target = "127.0.0.1:1", .node = "n", .snapshot_part_bytes = bytes});
+    const Status st = s.Start();
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bytes;
+    EXPECT_NE(st.message().find("snapshot_part_bytes"), std::string::npos);
+  }
+}
+
 TEST_F(SenderTest, ResendsUnackedMessagesInOrderAfterAReconnectThenASnapshot) {
   service_.SetPolicy(AckPolicy::kCloseAfterThree);
   ContainerEventSender& s = Sender();

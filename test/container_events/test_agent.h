@@ -69,6 +69,8 @@ class TestAgent {
   }
 
   bool Send(const v1::AgentMessage& m) { return stream_->Write(m); }
+  // Ends the call from the agent's side, as a broken connection would.
+  void Cancel() { ctx_.TryCancel(); }
   bool Hello() {
     v1::AgentMessage m;
     m.set_node(node_);
@@ -96,6 +98,28 @@ class TestAgent {
     return Send(m);
   }
 
+  // The three messages of a snapshot in parts (protocol 2).
+  bool Begin(uint64_t sequence, uint64_t containers, int64_t at_offset) {
+    v1::AgentMessage m = Numbered(sequence);
+    m.mutable_snapshot_begin()->set_at_us(kBaseUs + at_offset);
+    m.mutable_snapshot_begin()->set_containers(containers);
+    return Send(m);
+  }
+  bool Part(uint64_t sequence, uint32_t index,
+            const std::vector<ContainerRecord>& containers) {
+    v1::AgentMessage m = Numbered(sequence);
+    m.mutable_snapshot_part()->set_index(index);
+    for (const ContainerRecord& c : containers) {
+      container_events::ToProto(c, m.mutable_snapshot_part()->add_containers());
+    }
+    return Send(m);
+  }
+  bool End(uint64_t sequence, uint32_t parts) {
+    v1::AgentMessage m = Numbered(sequence);
+    m.mutable_snapshot_end()->set_parts(parts);
+    return Send(m);
+  }
+
   // Reads acks until one covers `sequence`; false when the stream ended
   // first. Every ack read is kept in acks().
   bool WaitAck(uint64_t sequence) {
@@ -120,6 +144,13 @@ class TestAgent {
   const std::vector<uint64_t>& acks() const { return acks_; }
 
  private:
+  v1::AgentMessage Numbered(uint64_t sequence) const {
+    v1::AgentMessage m;
+    m.set_node(node_);
+    m.set_sequence(sequence);
+    return m;
+  }
+
   std::string node_;
   std::unique_ptr<v1::ContainerEvents::Stub> stub_;
   grpc::ClientContext ctx_;

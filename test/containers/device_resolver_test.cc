@@ -91,6 +91,13 @@ DeviceInventory H100Inventory() {
   return inventory;
 }
 
+// The same GPUs as a source without the /dev/nvidiaN minor would report
+// them: the resolver then reads the host's procfs.
+DeviceInventory WithoutNvidiaMinors(DeviceInventory inventory) {
+  for (GpuInfo& g : inventory.gpus) g.nvidia_minor.reset();
+  return inventory;
+}
+
 ContainerDeviceRecord Gpu(std::string key, std::string bdf,
                           std::string_view source = kDeviceSourceOciSpec) {
   return {DeviceKind::kGpu, std::move(key), std::move(bdf),
@@ -177,7 +184,7 @@ TEST(DevicesFromOciSpecTest, PrivilegedContainerOwnsNothing) {
 }
 
 TEST(DevicesFromOciSpecTest, FindsTheNvidiaGpuThroughProcfsAndDrm) {
-  const DeviceInventory inventory = H100Inventory();
+  const DeviceInventory inventory = WithoutNvidiaMinors(H100Inventory());
   ASSERT_EQ(inventory.gpus.size(), 8u);
   const Records expected = {Gpu("1655022005479", "0000:5d:00.0")};
   const HostRoots h100 = HostRoots::Under(kFixtures + "/containers/host-h100");
@@ -201,7 +208,7 @@ TEST(DevicesFromOciSpecTest, TakesTheNvidiaMinorFromProcfsNotTheIndex) {
   tree.Write("proc/driver/nvidia/gpus/0000:3b:00.0/information",
              "Model: \t\t NVIDIA H100 80GB HBM3\nBus Location: \t "
              "0000:3b:00.0\nDevice Minor: \t 6\nGPU Excluded:\t No\n");
-  const DeviceInventory inventory = H100Inventory();
+  const DeviceInventory inventory = WithoutNvidiaMinors(H100Inventory());
   EXPECT_EQ(DevicesFromOciSpec(Nodes({{"/dev/nvidia6", "c", 195, 6}}),
                                inventory, tree.roots()),
             Records{Gpu("1655022005473", "0000:3b:00.0")});

@@ -47,46 +47,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kHosts = fs::path(LENS_FIXTURES_DIR) / "hosts";
-
-HostRoots Host(const std::string& name) {
-  return HostRoots::Under((kHosts / name).string());
-}
-
-// A copy of a host tree that a test may change; removed afterwards.
-class TempHost {
- public:
-  explicit TempHost(const std::string& name)
-      : root_(fs::path(testing::TempDir()) /
-              ("lens_amdgpu_" + name + "_" + std::to_string(::getpid()) + "_" +
-               std::to_string(counter_++))) {
-    // sys and dev only: this source never reads proc.
-    for (const char* part : {"sys", "dev"}) {
-      if (!fs::exists(kHosts / name / part)) continue;
-      fs::create_directories(root_ / part);
-      fs::copy(kHosts / name / part, root_ / part,
-               fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-    }
-  }
-  ~TempHost() { fs::remove_all(root_); }
-  HostRoots roots() const { return HostRoots::Under(root_.string()); }
-  fs::path sys() const { return root_ / "sys"; }
-  // The PCI function directory behind class/drm/<card>.
-  fs::path Device(const std::string& card) const {
-    return fs::canonical(sys() / "class/drm" / card / "device");
-  }
-
- private:
-  static inline int counter_ = 0;
-  fs::path root_;
-};
-
-void WriteFile(const fs::path& path, const std::string& content) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
-}
-
+using testing_hosts::Host;
 using testing_hosts::Probe;
 using testing_hosts::ScanAndSample;
+using testing_hosts::TempHost;
+using testing_hosts::WriteFile;
 
 TEST(AmdGpuSysfsTest, DeviceSetTokenChangesWhenACardAppears) {
   TempHost host("mi250-mi210");
@@ -249,6 +214,41 @@ TEST(AmdGpuSysfsTest, SampleBeforeScanReportsNothing) {
   std::vector<GpuSample> samples(3);
   EXPECT_TRUE(source->Sample(&samples).ok());
   EXPECT_TRUE(samples.empty());
+}
+
+// Sample cost per GPU with every GPU's gpu_metrics table installed (the
+// MI300X v1.7 table, 2208 bytes), for comparison with the test above.
+TEST(AmdGpuSysfsTest, SampleWithGpuMetricsIsQuickAndAllocatesNothing) {
+  TempHost host("mi300x-8x-mlx5");
+  for (int g = 0; g < 8; ++g) {
+    testing_hosts::InstallMetrics(host, "card" + std::to_string(8 * g),
+                                  "mi300x_spx_v1_7.bin");
+  }
+  auto source = NewAmdGpuSysfsSource(host.roots());
+  ASSERT_TRUE(source->Scan().ok());
+  std::vector<GpuSample> samples;
+  ASSERT_TRUE(source->Sample(&samples).ok());  // sizes the vectors once
+  ASSERT_TRUE(source->Sample(&samples).ok());  // throttle reasons known
+  ASSERT_EQ(samples[7].xcds.size(), 8u);
+  constexpr int kCycles = 2000;
+  g_allocations = 0;
+  g_count_allocations = true;
+  const auto start = std::chrono::steady_clock::now();
+  bool all_ok = true;
+  for (int i = 0; i < kCycles; ++i) all_ok &= source->Sample(&samples).ok();
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  g_count_allocations = false;
+  EXPECT_TRUE(all_ok);
+  EXPECT_EQ(g_allocations.load(), 0);
+  EXPECT_TRUE(samples[3].energy_joules);
+  const double per_gpu_us =
+      std::chrono::duration<double, std::micro>(elapsed).count() / kCycles /
+      static_cast<double>(samples.size());
+  std::printf("amdgpu-sysfs Sample with gpu_metrics: %.2f us per GPU\n",
+              per_gpu_us);
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+  EXPECT_LT(per_gpu_us, 200.0);
+#endif
 }
 
 TEST(AmdGpuSysfsTest, SampleIsQuickAndAllocatesNothing) {

@@ -32,6 +32,39 @@ TEST(ReadDriMappingTest, MapsEachPciGpuToItsCardAndRenderNode) {
   }
 }
 
+TEST(ReadDriMappingTest, MapsEachComputePartitionsNodesToItsGpu) {
+  // CPX: partitions 1..7 of GPU g use amdgpu_xcp nodes card(8g+k) and
+  // renderD(128+8g+k); KFD names each partition's render minor.
+  auto mapping = ReadDriMapping(Host("mi300x-cpx"));
+  ASSERT_TRUE(mapping.ok()) << mapping.status();
+  ASSERT_EQ(mapping->size(), 16u);
+  const char* kBdfs[] = {"0000:0c:00.0", "0000:22:00.0"};
+  for (int g = 0; g < 2; ++g) {
+    for (int k = 0; k < 8; ++k) {
+      const DriMapping& m = (*mapping)[8 * g + k];
+      SCOPED_TRACE(m.card);
+      EXPECT_EQ(m.bdf, kBdfs[g]);
+      EXPECT_EQ(m.partition_id, k);
+      EXPECT_EQ(m.card, "card" + std::to_string(8 * g + k));
+      EXPECT_EQ(m.render, "renderD" + std::to_string(128 + 8 * g + k));
+    }
+  }
+}
+
+TEST(ReadDriMappingTest, LeavesPartitionNodesOutWithoutKfd) {
+  const fs::path root = fs::path(testing::TempDir()) /
+                        ("lens_dri_cpx_" + std::to_string(::getpid()));
+  fs::create_directories(root);
+  fs::copy(std::string(LENS_FIXTURES_DIR) + "/hosts/mi300x-cpx/dev",
+           root / "dev",
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  auto mapping = ReadDriMapping(HostRoots::Under(root.string()));
+  fs::remove_all(root);
+  ASSERT_TRUE(mapping.ok()) << mapping.status();
+  ASSERT_EQ(mapping->size(), 2u);
+  EXPECT_EQ((*mapping)[1], (DriMapping{"0000:22:00.0", "card8", "renderD136"}));
+}
+
 TEST(ReadDriMappingTest, SortsByAddressAcrossPciDomains) {
   auto mapping = ReadDriMapping(Host("mi250-mi210"));
   ASSERT_TRUE(mapping.ok()) << mapping.status();

@@ -257,7 +257,7 @@ Status PostgresServer::WriteConfig(const Options& options) {
   // synchronous_commit stays on: without fsync it costs a write(), and an
   // immediate stop (a server crash) then loses no acknowledged commit.
   out << "\n# lens test server\n"
-      << "listen_addresses = '127.0.0.1'\n"
+      << "listen_addresses = '" << options.listen_addresses << "'\n"
       << "unix_socket_directories = '" << dir_ << "'\n"
       << "fsync = " << durable << "\n"
       << "synchronous_commit = on\n"
@@ -266,7 +266,7 @@ Status PostgresServer::WriteConfig(const Options& options) {
       << "shared_buffers = 32MB\n"
       << "lc_messages = 'C'\n";
   if (!out) return InternalError("append to " + conf);
-  return OkStatus();
+  return WriteTlsConfig(options);
 }
 
 StatusOr<pid_t> PostgresServer::Spawn(const std::vector<std::string>& argv,
@@ -329,7 +329,8 @@ Status PostgresServer::Launch() {
 Status PostgresServer::WaitReady() {
   const std::string ping = "host=127.0.0.1 port=" + std::to_string(port_) +
                            " dbname=postgres user=postgres connect_timeout=2"
-                           " sslmode=disable";
+                           " sslmode=" +
+                           admin_sslmode();
   const auto deadline = Clock::now() + kReadyTimeout;
   while (true) {
     int status = 0;
@@ -354,7 +355,7 @@ Status PostgresServer::Admin(std::string_view sql) {
   const std::string conninfo =
       "host=127.0.0.1 port=" + std::to_string(port_) +
       " dbname=postgres user=postgres password=" + superuser_password_ +
-      " connect_timeout=10 sslmode=disable";
+      " connect_timeout=10 sslmode=" + admin_sslmode();
   PGconn* conn = PQconnectdb(conninfo.c_str());
   Status st;
   if (PQstatus(conn) != CONNECTION_OK) {

@@ -31,6 +31,21 @@ class PostgresServer {
     // (cheap without fsync), so even an immediate stop loses no commit the
     // server acknowledged.
     bool fsync = false;
+    // TLS: when both are set, the server runs with ssl=on and copies of
+    // these PEM files (its certificate chain and unencrypted key), and
+    // pg_hba.conf accepts TCP connections only over TLS (hostssl), so a
+    // client with sslmode=disable is refused. The harness's own sessions use
+    // sslmode=require.
+    std::string ssl_cert_file;
+    std::string ssl_key_file;
+    // With TLS: the CA whose client certificates the server asks for and
+    // checks (pg_stat_ssl.client_dn shows the one presented); login is
+    // still by password. Empty: no client certificates requested.
+    std::string ssl_ca_file;
+    // postgresql.conf's listen_addresses (the harness connects to the first
+    // one, 127.0.0.1): another loopback address lets a test reach the server
+    // under a name its certificate does not hold.
+    std::string listen_addresses = "127.0.0.1";
   };
   enum class StopMode {
     kFast,       // SIGINT (pg_ctl -m fast): sessions get SQLSTATE 57P01
@@ -78,6 +93,9 @@ class PostgresServer {
   PostgresServer() = default;
   Status Init(const Options& options);
   Status WriteConfig(const Options& options);
+  Status WriteTlsConfig(const Options& options);
+  // libpq's sslmode for the harness's own sessions.
+  const char* admin_sslmode() const { return tls_ ? "require" : "disable"; }
   Status Launch();
   Status WaitReady();
   Status Admin(std::string_view sql);
@@ -89,6 +107,7 @@ class PostgresServer {
   std::string superuser_password_;
   std::string password_;  // of role lens
   bool drop_privileges_ = false;
+  bool tls_ = false;  // hostssl only
   uid_t uid_ = 0;
   gid_t gid_ = 0;
   int port_ = 0;

@@ -64,8 +64,34 @@ struct nvmlProcessInfo_v2_t {
   unsigned int gpuInstanceId;
   unsigned int computeInstanceId;
 };
+// What ..._v3 writes in the drivers of the NVML 12.0-12.1 headers (R530 to
+// early R535, e.g. 535.54.03): the v2 fields and the confidential-computing
+// protected memory, 32 bytes an entry. Later drivers went back to the v2
+// layout for _v3 and moved this one to nvmlDeviceGetRunningProcessDetailList.
+struct nvmlProcessInfo_v3cc_t {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+  unsigned long long usedGpuCcProtectedMemory;
+};
 // usedGpuMemory when the driver cannot tell (NVML_VALUE_NOT_AVAILABLE).
 inline constexpr unsigned long long kNvmlValueNotAvailable = ~0ull;
+// gpuInstanceId/computeInstanceId of a process outside MIG mode.
+inline constexpr unsigned kNvmlInstanceIdNone = 0xFFFFFFFFu;
+
+// nvmlDeviceGetAttributes(_v2), answered for MIG device handles only.
+struct nvmlDeviceAttributes_t {
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+  unsigned int gpuInstanceSliceCount;
+  unsigned int computeInstanceSliceCount;
+  unsigned long long memorySizeMB;  // MiB
+};
 
 union nvmlValue_t {
   double dVal;
@@ -109,11 +135,14 @@ inline constexpr int kNvmlMemoryErrorUncorrected = 1;
 inline constexpr int kNvmlVolatileEcc = 0;  // nvmlEccCounterType_t
 inline constexpr int kNvmlAggregateEcc = 1;
 inline constexpr int kNvmlErrorArgumentVersionMismatch = 25;
+inline constexpr unsigned kNvmlDeviceMigEnable = 1;  // NVML_DEVICE_MIG_ENABLE
 
 static_assert(sizeof(nvmlPciInfo_t) == 68);
 static_assert(sizeof(nvmlMemory_v2_t) == 40);
 static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
 static_assert(sizeof(nvmlProcessInfo_v2_t) == 24);
+static_assert(sizeof(nvmlProcessInfo_v3cc_t) == 32);
+static_assert(sizeof(nvmlDeviceAttributes_t) == 40);
 static_assert(sizeof(nvmlFieldValue_t) == 40);
 static_assert(offsetof(nvmlFieldValue_t, value) == 32);
 
@@ -139,6 +168,11 @@ using FnProcessesV1 = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*,
                                        nvmlProcessInfo_v1_t*);
 using FnProcessesV2 = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*,
                                        nvmlProcessInfo_v2_t*);
+// The process calls with the entry layout left to the caller.
+using FnProcessesRaw = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, void*);
+using FnMigMode = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*);
+using FnMigHandle = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlDevice_t*);
+using FnAttributes = nvmlReturn_t (*)(nvmlDevice_t, nvmlDeviceAttributes_t*);
 
 // The entry points Lens calls. Where two names share a slot they share a
 // signature and struct layout; the first name found wins.
@@ -176,6 +210,15 @@ enum Sym : int {
   kProcesses,    // v3/v2 layout
   kProcessesV1,  // v1 layout
   kFan,
+  kMigMode,
+  kMaxMigCount,
+  kMigHandle,
+  kGpuInstanceId,
+  kComputeInstanceId,
+  kAttributes,
+  // Looked up only to tell which layout ..._v3 writes (never called).
+  kConfComputeMemSize,
+  kProcessDetailList,
   kSymCount
 };
 
@@ -228,6 +271,17 @@ inline constexpr SymbolSpec kSymbols[] = {
      false},
     {kProcessesV1, {"nvmlDeviceGetComputeRunningProcesses"}, false},
     {kFan, {"nvmlDeviceGetFanSpeed"}, false},
+    // MIG: NVML 11 (R450) and newer.
+    {kMigMode, {"nvmlDeviceGetMigMode"}, false},
+    {kMaxMigCount, {"nvmlDeviceGetMaxMigDeviceCount"}, false},
+    {kMigHandle, {"nvmlDeviceGetMigDeviceHandleByIndex"}, false},
+    {kGpuInstanceId, {"nvmlDeviceGetGpuInstanceId"}, false},
+    {kComputeInstanceId, {"nvmlDeviceGetComputeInstanceId"}, false},
+    {kAttributes,
+     {"nvmlDeviceGetAttributes_v2", "nvmlDeviceGetAttributes"},
+     false},
+    {kConfComputeMemSize, {"nvmlDeviceGetConfComputeMemSizeInfo"}, false},
+    {kProcessDetailList, {"nvmlDeviceGetRunningProcessDetailList"}, false},
 };
 static_assert(std::size(kSymbols) == kSymCount);
 

@@ -170,6 +170,26 @@ std::optional<double> PcieGenerationGtps(unsigned generation) {
   return kPcieGtps[generation - 1];
 }
 
+std::string MigProfileName(const NvmlDeviceAttributes& attributes,
+                           uint64_t parent_memory_total_bytes) {
+  const unsigned g = attributes.gpu_instance_slice_count;
+  const unsigned c = attributes.compute_instance_slice_count;
+  const uint64_t total = parent_memory_total_bytes;
+  if (g == 0 || c == 0 || total == 0 || attributes.memory_size_mib == 0) {
+    return "";
+  }
+  constexpr uint64_t kMiB = uint64_t{1} << 20, kGiB = uint64_t{1} << 30;
+  // Integer arithmetic for the device plugin's float formula, so that a
+  // share exactly on an eighth stays there.
+  const uint64_t eighths =
+      (attributes.memory_size_mib * kMiB * 8 + total - 1) / total;
+  const uint64_t total_gib = (total + kGiB - 1) / kGiB;
+  const uint64_t gb = (eighths * total_gib + 4) / 8;  // half away from zero
+  std::string name;
+  if (c != g) name = std::to_string(c) + "c.";
+  return name + std::to_string(g) + "g." + std::to_string(gb) + "gb";
+}
+
 std::vector<std::string> ClocksEventReasonNames(uint64_t mask) {
   std::vector<std::string> names;
   for (const ReasonBit& reason : kReasonBits) {

@@ -19,11 +19,13 @@
 
 namespace lens::nvml {
 
-// An opaque device handle from DeviceByIndex: the library's nvmlDevice_t, or
-// the replay's device position. Valid until Shutdown.
+// An opaque device handle from DeviceByIndex or MigDeviceByIndex: the
+// library's nvmlDevice_t, or the replay's device position (`index`, and
+// `mig_index` for a MIG device of that GPU). Valid until Shutdown.
 struct NvmlDevice {
   void* handle = nullptr;
   unsigned index = 0;
+  int mig_index = -1;
 };
 
 // nvmlDeviceGetPciInfo: the address and the PCI ids.
@@ -58,6 +60,17 @@ struct NvmlProcess {
   uint32_t pid = 0;
   // nullopt when NVML reports NVML_VALUE_NOT_AVAILABLE (e.g. under WDDM).
   std::optional<uint64_t> used_memory_bytes;
+  // MIG mode only (v2/v3 layouts); nullopt for 0xFFFFFFFF or the v1 layout.
+  std::optional<uint32_t> gpu_instance_id;
+  std::optional<uint32_t> compute_instance_id;
+};
+
+// nvmlDeviceGetAttributes(_v2) of a MIG device (the fields Lens reads).
+struct NvmlDeviceAttributes {
+  unsigned multiprocessor_count = 0;
+  unsigned gpu_instance_slice_count = 0;
+  unsigned compute_instance_slice_count = 0;
+  uint64_t memory_size_mib = 0;
 };
 
 enum class NvmlClock { kGraphics, kSm, kMemory };     // nvmlClockType_t
@@ -116,6 +129,19 @@ class NvmlApi {
   virtual StatusOr<std::vector<NvmlProcess>> ComputeProcesses(
       NvmlDevice device) = 0;
   virtual StatusOr<unsigned> FanSpeedPercent(NvmlDevice device) = 0;
+
+  // MIG (data-center GPUs from Ampere on). nvmlDeviceGetMigMode: whether
+  // the current mode is enabled; NotFound on GPUs without MIG.
+  virtual StatusOr<bool> MigEnabled(NvmlDevice device) = 0;
+  // 0 when MIG is off.
+  virtual StatusOr<unsigned> MaxMigDeviceCount(NvmlDevice device) = 0;
+  // NotFound (NVML_ERROR_NOT_FOUND) for an index with no MIG device. The
+  // handle answers Uuid ("MIG-..."), Memory and the calls below.
+  virtual StatusOr<NvmlDevice> MigDeviceByIndex(NvmlDevice parent,
+                                                unsigned index) = 0;
+  virtual StatusOr<unsigned> GpuInstanceId(NvmlDevice mig) = 0;
+  virtual StatusOr<unsigned> ComputeInstanceId(NvmlDevice mig) = 0;
+  virtual StatusOr<NvmlDeviceAttributes> Attributes(NvmlDevice mig) = 0;
 };
 
 // nvmlReturn_t values Lens names (nvml.h).
@@ -148,6 +174,16 @@ StatusOr<std::string> NormalizeNvmlBusId(std::string_view bus_id);
 // PCIe generation -> transfer rate per lane in GT/s (1 -> 2.5 ... 6 -> 64);
 // nullopt for a generation NVML should not report.
 std::optional<double> PcieGenerationGtps(unsigned generation);
+
+// A MIG device's profile name from its attributes and its parent GPU's
+// memory size, as nvidia-smi -L and the NVIDIA device plugin print it:
+// "<g>g.<gb>gb", or "<c>c.<g>g.<gb>gb" when the compute instance has fewer
+// slices than its GPU instance. <gb> is the device's share of the parent's
+// memory rounded up to eighths, times the parent's size in whole GiB
+// (rounded up), rounded: 71424 MiB of 143771 -> 71. Empty when a count or
+// the parent size is 0.
+std::string MigProfileName(const NvmlDeviceAttributes& attributes,
+                           uint64_t parent_memory_total_bytes);
 
 // nvmlClocksEventReason* bits -> gpu.h's throttle vocabulary, in bit order.
 // Bits without a name in the vocabulary are left out.

@@ -2,13 +2,16 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "gpu/nvml/nvml_abi.h"
+#include "gpu/nvml/nvml_processes.h"
 
 namespace lens::nvml {
 namespace {
@@ -137,6 +140,38 @@ class NvmlLibrary final : public NvmlApi {
   StatusOr<unsigned> FanSpeedPercent(NvmlDevice d) override {
     return DeviceUint(kFan, d);
   }
+  StatusOr<bool> MigEnabled(NvmlDevice d) override {
+    LENS_RETURN_IF_ERROR(Available(kMigMode));
+    unsigned current = 0, pending = 0;
+    LENS_RETURN_IF_ERROR(Check(
+        kMigMode, Fn<FnMigMode>(kMigMode)(Handle(d), &current, &pending)));
+    return current == kNvmlDeviceMigEnable;
+  }
+  StatusOr<unsigned> MaxMigDeviceCount(NvmlDevice d) override {
+    return DeviceUint(kMaxMigCount, d);
+  }
+  StatusOr<NvmlDevice> MigDeviceByIndex(NvmlDevice parent,
+                                        unsigned index) override {
+    LENS_RETURN_IF_ERROR(Available(kMigHandle));
+    nvmlDevice_t mig = nullptr;
+    LENS_RETURN_IF_ERROR(Check(
+        kMigHandle, Fn<FnMigHandle>(kMigHandle)(Handle(parent), index, &mig)));
+    return NvmlDevice{mig, parent.index, static_cast<int>(index)};
+  }
+  StatusOr<unsigned> GpuInstanceId(NvmlDevice mig) override {
+    return DeviceUint(kGpuInstanceId, mig);
+  }
+  StatusOr<unsigned> ComputeInstanceId(NvmlDevice mig) override {
+    return DeviceUint(kComputeInstanceId, mig);
+  }
+  StatusOr<NvmlDeviceAttributes> Attributes(NvmlDevice mig) override {
+    LENS_RETURN_IF_ERROR(Available(kAttributes));
+    nvmlDeviceAttributes_t a{};
+    LENS_RETURN_IF_ERROR(
+        Check(kAttributes, Fn<FnAttributes>(kAttributes)(Handle(mig), &a)));
+    return NvmlDeviceAttributes{a.multiprocessorCount, a.gpuInstanceSliceCount,
+                                a.computeInstanceSliceCount, a.memorySizeMB};
+  }
 
  private:
   template <typename F>
@@ -190,8 +225,9 @@ class NvmlLibrary final : public NvmlApi {
     return static_cast<uint64_t>(value);
   }
   StatusOr<int> MemoryTemperature(NvmlDevice d);
-  template <typename Info, typename F>
-  StatusOr<std::vector<Info>> ListProcesses(Sym sym, NvmlDevice d);
+  StatusOr<std::vector<NvmlProcess>> ListProcesses(Sym sym,
+                                                   NvmlProcessLayout layout,
+                                                   NvmlDevice d);
 
   void* dl_;
   std::string library_;
@@ -298,48 +334,40 @@ StatusOr<NvmlEccCounts> NvmlLibrary::EccErrors(NvmlDevice d,
   return NvmlEccCounts{corrected, uncorrected};
 }
 
-template <typename Info, typename F>
-StatusOr<std::vector<Info>> NvmlLibrary::ListProcesses(Sym sym, NvmlDevice d) {
+StatusOr<std::vector<NvmlProcess>> NvmlLibrary::ListProcesses(
+    Sym sym, NvmlProcessLayout layout, NvmlDevice d) {
   // Processes come and go between calls: grow and retry on
-  // NVML_ERROR_INSUFFICIENT_SIZE (which reports the count needed).
-  std::vector<Info> infos(32);
+  // NVML_ERROR_INSUFFICIENT_SIZE (which reports the count needed). Every
+  // entry gets room for the largest layout, so a driver that writes a
+  // larger one than its exports suggest garbles the list but never
+  // overruns the buffer.
+  std::vector<std::byte> buffer;
+  unsigned capacity = 32;
   for (int attempt = 0;; ++attempt) {
-    unsigned count = static_cast<unsigned>(infos.size());
-    const nvmlReturn_t ret = Fn<F>(sym)(Handle(d), &count, infos.data());
+    buffer.assign(size_t{capacity} * kNvmlProcessMaxEntryBytes, std::byte{0});
+    unsigned count = capacity;
+    const nvmlReturn_t ret =
+        Fn<FnProcessesRaw>(sym)(Handle(d), &count, buffer.data());
     if (ret == kNvmlErrorInsufficientSize && attempt < 3) {
-      infos.resize(count + 16);
+      capacity = count + 16;
       continue;
     }
     LENS_RETURN_IF_ERROR(Check(sym, ret));
-    infos.resize(count);
-    return infos;
+    return DecodeNvmlProcesses(buffer, std::min(count, capacity), layout);
   }
 }
 
 StatusOr<std::vector<NvmlProcess>> NvmlLibrary::ComputeProcesses(NvmlDevice d) {
-  std::vector<NvmlProcess> out;
-  auto add = [&out](const auto& infos) {
-    for (const auto& info : infos) {
-      NvmlProcess p{info.pid, std::nullopt};
-      if (info.usedGpuMemory != kNvmlValueNotAvailable) {
-        p.used_memory_bytes = info.usedGpuMemory;
-      }
-      out.push_back(p);
-    }
-  };
   if (fns_[kProcesses] != nullptr) {
-    LENS_ASSIGN_OR_RETURN(
-        auto infos,
-        (ListProcesses<nvmlProcessInfo_v2_t, FnProcessesV2>(kProcesses, d)));
-    add(infos);
-    return out;
+    const bool v3 = std::string_view(names_[kProcesses]).ends_with("_v3");
+    const NvmlProcessLayout layout =
+        v3 ? NvmlV3ProcessLayout(fns_[kConfComputeMemSize] != nullptr,
+                                 fns_[kProcessDetailList] != nullptr)
+           : NvmlProcessLayout::kV2;
+    return ListProcesses(kProcesses, layout, d);
   }
   LENS_RETURN_IF_ERROR(Available(kProcessesV1));
-  LENS_ASSIGN_OR_RETURN(
-      auto infos,
-      (ListProcesses<nvmlProcessInfo_v1_t, FnProcessesV1>(kProcessesV1, d)));
-  add(infos);
-  return out;
+  return ListProcesses(kProcessesV1, NvmlProcessLayout::kV1, d);
 }
 
 }  // namespace

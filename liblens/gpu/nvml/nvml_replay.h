@@ -41,7 +41,18 @@
 //   nvmlDeviceGetTotalEccErrors {"NVML_VOLATILE_ECC": {...},
 //     "NVML_AGGREGATE_ECC": {...}}, each {"NVML_MEMORY_ERROR_TYPE_CORRECTED",
 //     "NVML_MEMORY_ERROR_TYPE_UNCORRECTED"}
-//   nvmlDeviceGetComputeRunningProcesses_v3 [{"pid", "usedGpuMemory"}]
+//   nvmlDeviceGetComputeRunningProcesses_v3 [{"pid", "usedGpuMemory"}],
+//     in MIG mode also "gpuInstanceId", "computeInstanceId"
+//   nvmlDeviceGetMigMode {"current", "pending"} (1 = enabled)
+//   nvmlDeviceGetMaxMigDeviceCount   integer
+//   migDevices  [MIG device objects] by MIG index, each with the per-device
+//     keys above that NVML answers on a MIG handle (nvmlDeviceGetUUID,
+//     nvmlDeviceGetMemoryInfo_v2) and nvmlDeviceGetGpuInstanceId,
+//     nvmlDeviceGetComputeInstanceId (integers), nvmlDeviceGetAttributes_v2
+//     {"multiprocessorCount", "gpuInstanceSliceCount",
+//     "computeInstanceSliceCount", "memorySizeMB"}; an index past the list,
+//     or an entry {"nvmlDeviceGetMigDeviceHandleByIndex": {"nvmlReturn":
+//     ...}}, has no MIG device (NVML_ERROR_NOT_FOUND)
 // A key the file lacks is an InvalidArgument error naming the file, the
 // device and the key (a fixture bug, not an NVML answer).
 #ifndef LENS_GPU_NVML_NVML_REPLAY_H_

@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "gpu/nvml/nvml_library.h"
+#include "gpu/nvml/nvml_mig.h"
+#include "gpu/nvml/nvml_processes.h"
 #include "lens/log.h"
 
 namespace lens {
@@ -23,9 +25,15 @@ class Reader {
     if (value.ok()) {
       assign(*std::move(value));
       ++read_;
-    } else if (value.status().code() != StatusCode::kNotFound &&
-               first_error_.ok()) {
-      first_error_ = std::move(value).status();
+    } else {
+      Note(value.status());
+    }
+  }
+  // A failure met elsewhere; OK and NotFound are not failures.
+  void Note(const Status& status) {
+    if (!status.ok() && status.code() != StatusCode::kNotFound &&
+        first_error_.ok()) {
+      first_error_ = status;
     }
   }
   int read() const { return read_; }
@@ -38,7 +46,8 @@ class Reader {
 
 class NvmlGpuSource final : public GpuSource {
  public:
-  explicit NvmlGpuSource(std::shared_ptr<NvmlApi> api) : api_(std::move(api)) {}
+  NvmlGpuSource(std::shared_ptr<NvmlApi> api, NvmlSourceOptions options)
+      : api_(std::move(api)), names_(std::move(options.procfs)) {}
   ~NvmlGpuSource() override { (void)api_->Shutdown(); }
 
   std::string_view name() const override { return "nvml"; }
@@ -47,18 +56,27 @@ class NvmlGpuSource final : public GpuSource {
   StatusOr<std::string> DeviceSetToken() override;
 
  private:
-  StatusOr<GpuInfo> ReadInfo(NvmlDevice device, const std::string& driver);
+  // Also the GPU's MIG device handles into `migs`.
+  StatusOr<GpuInfo> ReadInfo(NvmlDevice device, const std::string& driver,
+                             std::vector<NvmlDevice>* migs);
   // Load, power, temperatures, clocks, fan.
   GpuSample ReadSample(NvmlDevice device, Reader* reader);
   // PCIe link, ECC, clock event reasons, processes into `sample`.
   void ReadHealth(NvmlDevice device, Reader* reader, GpuSample* sample);
 
+  // Processes with their names into `sample`.
+  void ReadProcesses(NvmlDevice device, Reader* reader, GpuSample* sample);
+
   std::shared_ptr<NvmlApi> api_;
+  NvmlProcessNames names_;
   std::vector<NvmlDevice> devices_;  // of the last Scan, in GpuInfo order
+  // MIG device handles per GPU of the last Scan (GpuInfo::mig_devices).
+  std::vector<std::vector<NvmlDevice>> mig_handles_;
 };
 
 StatusOr<GpuInfo> NvmlGpuSource::ReadInfo(NvmlDevice device,
-                                          const std::string& driver) {
+                                          const std::string& driver,
+                                          std::vector<NvmlDevice>* migs) {
   LENS_ASSIGN_OR_RETURN(NvmlPciInfo pci, api_->PciInfo(device));
   GpuInfo info;
   info.vendor = GpuVendor::kNvidia;
@@ -93,6 +111,14 @@ StatusOr<GpuInfo> NvmlGpuSource::ReadInfo(NvmlDevice device,
   });
   r.Take(api_->EnforcedPowerLimitMilliwatts(device),
          [&](unsigned mw) { info.power_cap_watts = mw / 1000.0; });
+  r.Take(api_->MinorNumber(device),
+         [&](unsigned minor) { info.nvidia_minor = static_cast<int>(minor); });
+  MigScan mig =
+      ReadMigDevices(*api_, device, info.vram_total_bytes.value_or(0));
+  info.mig_enabled = mig.enabled;
+  info.mig_devices = std::move(mig.devices);
+  *migs = std::move(mig.handles);
+  r.Note(mig.first_error);
   if (!r.first_error().ok()) {
     LENS_LOG(WARN).Field("bdf", info.bdf).Field("error", r.first_error())
         << "nvml: GPU inventory incomplete";
@@ -107,11 +133,18 @@ StatusOr<std::vector<GpuInfo>> NvmlGpuSource::Scan() {
   }
   StatusOr<std::string> driver = api_->DriverVersion();
   const std::string driver_version = driver.ok() ? *driver : "";
-  std::vector<std::pair<GpuInfo, NvmlDevice>> found;
+  struct Found {
+    GpuInfo info;
+    NvmlDevice handle;
+    std::vector<NvmlDevice> migs;
+  };
+  std::vector<Found> found;
   for (unsigned i = 0; i < *count; ++i) {
     StatusOr<NvmlDevice> device = api_->DeviceByIndex(i);
-    StatusOr<GpuInfo> info =
-        device.ok() ? ReadInfo(*device, driver_version) : device.status();
+    std::vector<NvmlDevice> migs;
+    StatusOr<GpuInfo> info = device.ok()
+                                 ? ReadInfo(*device, driver_version, &migs)
+                                 : device.status();
     if (!info.ok()) {
       LENS_LOG(WARN)
               .Field("index", static_cast<int64_t>(i))
@@ -119,17 +152,19 @@ StatusOr<std::vector<GpuInfo>> NvmlGpuSource::Scan() {
           << "nvml: leaving out a GPU that cannot be identified";
       continue;
     }
-    found.emplace_back(*std::move(info), *device);
+    found.push_back({*std::move(info), *device, std::move(migs)});
   }
   std::stable_sort(
       found.begin(), found.end(),
-      [](const auto& a, const auto& b) { return a.first.bdf < b.first.bdf; });
+      [](const Found& a, const Found& b) { return a.info.bdf < b.info.bdf; });
   std::vector<GpuInfo> infos;
   devices_.clear();
-  for (auto& [info, handle] : found) {
-    info.index = static_cast<int>(infos.size());
-    devices_.push_back(handle);
-    infos.push_back(std::move(info));
+  mig_handles_.clear();
+  for (Found& f : found) {
+    f.info.index = static_cast<int>(infos.size());
+    devices_.push_back(f.handle);
+    mig_handles_.push_back(std::move(f.migs));
+    infos.push_back(std::move(f.info));
   }
   return infos;
 }
@@ -188,11 +223,21 @@ void NvmlGpuSource::ReadHealth(NvmlDevice d, Reader* r, GpuSample* sample) {
     s.throttle_reasons = ClocksEventReasonNames(mask);
     s.throttle_known = true;
   });
+  r->Take(api_->EccErrors(d, NvmlEccCounter::kAggregate), [&](NvmlEccCounts e) {
+    s.ecc_correctable_errors_lifetime = e.corrected;
+    s.ecc_uncorrectable_errors_lifetime = e.uncorrected;
+  });
+  ReadProcesses(d, r, &s);
+}
+
+void NvmlGpuSource::ReadProcesses(NvmlDevice d, Reader* r, GpuSample* s) {
   r->Take(api_->ComputeProcesses(d), [&](std::vector<NvmlProcess> list) {
     for (const NvmlProcess& p : list) {
-      s.processes.push_back(GpuProcess{p.pid, "", p.used_memory_bytes});
+      s->processes.push_back(GpuProcess{p.pid, names_.Name(p.pid),
+                                        p.used_memory_bytes, p.gpu_instance_id,
+                                        p.compute_instance_id});
     }
-    s.processes_known = true;
+    s->processes_known = true;
   });
 }
 
@@ -200,9 +245,16 @@ Status NvmlGpuSource::Sample(std::vector<GpuSample>* samples) {
   samples->assign(devices_.size(), GpuSample{});
   const auto now = std::chrono::system_clock::now();
   Reader reader;
+  names_.BeginCycle();
   for (size_t i = 0; i < devices_.size(); ++i) {
-    (*samples)[i] = ReadSample(devices_[i], &reader);
-    (*samples)[i].time = now;
+    GpuSample& s = (*samples)[i];
+    s = ReadSample(devices_[i], &reader);
+    s.time = now;
+    for (NvmlDevice mig : mig_handles_[i]) {
+      StatusOr<NvmlMemory> m = api_->Memory(mig);
+      s.mig_memory_used_bytes.push_back(
+          m.ok() ? std::optional<uint64_t>(m->used_bytes) : std::nullopt);
+    }
   }
   if (devices_.empty() || reader.read() > 0) return OkStatus();
   return UnavailableError("nvml: no value could be read from any GPU: " +
@@ -221,6 +273,7 @@ StatusOr<std::string> NvmlGpuSource::DeviceSetToken() {
         device.ok() ? api_->Uuid(*device) : device.status();
     token += '|';
     token += uuid.ok() ? *uuid : "?";
+    if (device.ok()) token += MigLayoutToken(*api_, *device);
   }
   return token;
 }
@@ -228,12 +281,13 @@ StatusOr<std::string> NvmlGpuSource::DeviceSetToken() {
 }  // namespace
 
 StatusOr<std::unique_ptr<GpuSource>> NewNvmlGpuSourceFromApi(
-    std::shared_ptr<NvmlApi> api) {
+    std::shared_ptr<NvmlApi> api, NvmlSourceOptions options) {
   Status init = api->Init();
   if (!init.ok()) {
     return UnavailableError("nvmlInit failed: " + init.message());
   }
-  return std::unique_ptr<GpuSource>(new NvmlGpuSource(std::move(api)));
+  return std::unique_ptr<GpuSource>(
+      new NvmlGpuSource(std::move(api), std::move(options)));
 }
 
 }  // namespace nvml

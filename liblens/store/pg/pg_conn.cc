@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "store/pg/pg_bulk.h"
 #include "store/pg/pg_errors.h"
 #include "store/pg/pg_values.h"
 
@@ -32,7 +33,8 @@ class PgConn final : public Conn {
       : conn_(std::move(conn)),
         quiet_(std::make_unique<pqxx::quiet_errorhandler>(*conn_)),
         target_(std::move(target)),
-        password_(std::move(password)) {}
+        password_(std::move(password)),
+        bulk_(target_) {}
 
   Dialect dialect() const override { return Dialect::kPostgres; }
   bool broken() const override { return broken_; }
@@ -58,6 +60,11 @@ class PgConn final : public Conn {
           tx.exec_prepared(name, pqxx::prepare::make_dynamic_params(values));
       if (out) *out = ToRows(r);
     });
+  }
+
+  Status UpsertBulk(const UpsertSpec& spec,
+                    std::span<const std::vector<Param>* const> rows) override {
+    return bulk_.Upsert(*this, spec, rows);
   }
 
   Status ExecScript(std::string_view sql) override {
@@ -263,6 +270,7 @@ class PgConn final : public Conn {
   std::unique_ptr<pqxx::quiet_errorhandler> quiet_;  // drops NOTICEs
   const std::string target_;
   const std::string password_;  // only to scrub it from messages
+  PgBulkUpserter bulk_;
   bool broken_ = false;
   bool in_tx_ = false;
   bool tx_failed_ = false;
@@ -302,7 +310,8 @@ class PgConnector final : public Connector {
     } catch (...) {
       detail = "unknown exception";
     }
-    std::string msg = target_ + ": connect failed: " + FirstLine(detail);
+    std::string msg = target_ + ": connect failed: " + FirstLine(detail) +
+                      ConnectHint(detail);
     Scrub(&msg, url_.password);
     return Status(code, std::move(msg));
   }

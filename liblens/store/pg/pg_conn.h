@@ -17,6 +17,10 @@ namespace lens::store {
 // (blocking up to the URL's connect_timeout, default 5 s) and fails with
 //   kPermissionDenied  authentication failed / role not allowed;
 //   kNotFound          the database does not exist;
+//   kFailedPrecondition  TLS cannot work: the server's certificate does not
+//                      verify against sslrootcert or names another host, a
+//                      certificate or key file is missing or unusable (not
+//                      retried; the message names the cause);
 //   kUnavailable       refused, timed out, server starting or shutting down,
 //                      too many connections (the runner retries);
 // and a message "postgresql host:port/db: connect failed: <libpq reason>"
@@ -30,6 +34,9 @@ namespace lens::store {
 //     "true"/"false", strings as given (an embedded NUL byte is
 //     kInvalidArgument). Every non-NULL result cell is a std::string (the
 //     text PostgreSQL sends), NULL is monostate.
+//   - UpsertBulk sends each column's values as one array parameter of an
+//     "INSERT ... SELECT unnest($1::type[]), ... ON CONFLICT" (pg_bulk.h),
+//     one statement per 10,000 rows.
 //   - ExecScript runs a multi-statement text; it must not contain
 //     transaction control (use Begin/Commit).
 //   - Begin(true) is "BEGIN" (READ COMMITTED); Begin(false) is "BEGIN

@@ -36,6 +36,24 @@ constexpr std::array<SqlStateRule, 18> kSqlStateRules = {{
     {"40", StatusCode::kFailedPrecondition},
 }};
 
+// libpq's (15) words for a TLS set-up that cannot work, and what to check;
+// its own message already names the file or the host where it has one.
+struct TlsFailure {
+  std::string_view libpq_text;
+  std::string_view hint;
+};
+constexpr std::array<TlsFailure, 7> kTlsFailures = {{
+    {"certificate verify failed",
+     "the server's certificate is not signed by a CA in sslrootcert, or has "
+     "expired"},
+    {"does not match host name", ""},
+    {"root certificate file", ""},
+    {"could not read root certificate", ""},
+    {"server does not support SSL", ""},
+    {"private key file", ""},
+    {"could not load private key", ""},
+}};
+
 }  // namespace
 
 StatusCode PgStatusCode(std::string_view sqlstate) {
@@ -99,7 +117,21 @@ StatusCode ConnectCode(std::string_view msg) {
     return StatusCode::kPermissionDenied;
   }
   if (has("database \"") && has("does not exist")) return StatusCode::kNotFound;
+  // The server's certificate or the client's TLS files: a configuration
+  // that no retry fixes.
+  for (const TlsFailure& f : kTlsFailures) {
+    if (has(f.libpq_text)) return StatusCode::kFailedPrecondition;
+  }
   return StatusCode::kUnavailable;
+}
+
+std::string ConnectHint(std::string_view msg) {
+  for (const TlsFailure& f : kTlsFailures) {
+    if (msg.find(f.libpq_text) != std::string_view::npos && !f.hint.empty()) {
+      return " (" + std::string(f.hint) + ")";
+    }
+  }
+  return {};
 }
 
 }  // namespace lens::store

@@ -18,8 +18,14 @@ std::string Describe(std::string_view sql);
 // Replaces every occurrence of `password` in `msg` with "****".
 void Scrub(std::string* msg, const std::string& password);
 // What a failed connect means, from libpq's message (it carries no SQLSTATE
-// before the session exists): kPermissionDenied, kNotFound or kUnavailable.
+// before the session exists): kPermissionDenied (authentication, pg_hba.conf),
+// kNotFound (no such database), kFailedPrecondition (TLS: the server's
+// certificate does not verify or names another host, a certificate or key
+// file cannot be used, the server has no TLS) or kUnavailable.
 StatusCode ConnectCode(std::string_view msg);
+// " (what to check)" for a connect failure whose libpq message does not say
+// it (PostgreSQL 15's "SSL error: certificate verify failed"); else empty.
+std::string ConnectHint(std::string_view msg);
 
 }  // namespace lens::store
 
