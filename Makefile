@@ -51,33 +51,41 @@ run: configure
 	@$(START); cmake --build $(BUILD) -j $(JOBS) --target lens_cli; $(call DONE,build lens)
 	$(LENS) up $(UP_ARGS)
 
+# `make test` builds one instrumented configuration with everything (clang, AddressSanitizer +
+# UndefinedBehaviorSanitizer: liblens, daemons, tests, the Python module, benchmarks, fuzzers) and
+# runs every suite in it once, at full size; then the concurrent suites in a small GCC +
+# ThreadSanitizer build (which also keeps the code compiling with GCC, the compiler of `make run`),
+# then the fuzzers. No target is built twice in one configuration, no test runs twice.
 test:
-	@mkdir -p $(BUILD); rm -f $(TIMES); start_all=$$(date +%s); \
+	@mkdir -p $(ASAN_BUILD); rm -f $(TIMES); start_all=$$(date +%s); \
 	status=passed; \
-	$(MAKE) --no-print-directory build test-release test-asan test-tsan fuzz || status=FAILED; \
+	$(MAKE) --no-print-directory test-asan test-tsan fuzz || status=FAILED; \
+	echo; scripts/slowest-tests.sh $(ASAN_BUILD)/ctest-junit.xml 10 || true; \
 	echo; echo "make test: $$status; stage times:"; cat $(TIMES); \
 	printf '== %-26s %5ss\n' total $$(( $$(date +%s) - start_all )); \
 	[ $$status = passed ]
 
-# C++ (GoogleTest), Python (pytest, registered by bindings/python) and install tests.
+# The Release configuration's own suites (what `make build` built), for a quick local check.
 test-release:
 	@$(START); ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS); \
 	$(call DONE,ctest (release))
 
-# The same suites built with clang under AddressSanitizer + UndefinedBehaviorSanitizer, plus the
-# libFuzzer targets (bindings and benchmarks are not built here). The container load test runs
-# 200 lifecycles here instead of 1,000 (the Release run does the full count).
+# Everything under AddressSanitizer + UndefinedBehaviorSanitizer: GoogleTest suites, the Python
+# suite (the module loads the sanitizer runtime through LD_PRELOAD), the install test, the
+# libFuzzer targets' regression runs. Test code compiles at -O0 with one precompiled header,
+# liblens's areas in unity batches (the GCC build below compiles each file alone, so a file that
+# only compiles inside its batch is still caught).
 test-asan: deps
 	@$(START); mkdir -p $(ASAN_BUILD); cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-	  -DLENS_SANITIZE=address,undefined -DLENS_BUILD_FUZZERS=ON \
-	  -DLENS_BUILD_TESTS=ON -DLENS_BUILD_BINDINGS=OFF -DLENS_BUILD_BENCHMARKS=OFF \
+	  -DLENS_SANITIZE=address,undefined -DLENS_BUILD_FUZZERS=ON -DLENS_UNITY_BUILD=ON \
+	  -DLENS_BUILD_TESTS=ON -DLENS_BUILD_BINDINGS=ON -DLENS_BUILD_BENCHMARKS=ON \
 	  $(CMAKE_ARGS) >$(ASAN_BUILD)/configure.log \
 	  || { cat $(ASAN_BUILD)/configure.log; exit 1; }; $(call DONE,configure (asan))
 	@$(START); cmake --build $(ASAN_BUILD) -j $(JOBS); $(call DONE,build (asan))
 	@$(START); LSAN_OPTIONS=suppressions=$(CURDIR)/cmake/lsan-suppressions.txt \
-	  LENS_CONTAINER_LOAD_LIFECYCLES=200 \
-	  ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS); \
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS) \
+	    --output-junit ctest-junit.xml; \
 	$(call DONE,ctest (asan))
 
 # ThreadSanitizer on the concurrent suites only (concurrent store writers and readers, on SQLite and
@@ -87,15 +95,19 @@ test-asan: deps
 # readers; the jobs' scheduler threads and parallel agent reads; the telemetry disk queue's
 # appenders against its consumer, the forwarder's sender, the logs path's concurrent ingest and the
 # local scrape's thread against the processor; lens-tuner's checks against /metrics and
-# lens-multicluster's parallel member reads against its publisher and /metrics):
+# lens-multicluster's parallel member reads against its publisher and /metrics; the container event
+# stream's sender, snapshot assembly and byte-bounded queue against the store writer; the container
+# tracker's Docker event stream against cross-thread cancellation), built with GCC:
 # building the rest under TSan would double the build time and test nothing new.
 TSAN_TESTS := store_concurrency_test agent_node_agent_test flow_monitor_test flow_probe_test \
               http_server_limits_test kube_informer_test kube_leader_test cluster_controller_test \
               jobs_scheduler_test jobs_agents_test telemetry_queue_test telemetry_logs_test \
-              telemetry_store_test tuner_service_test multicluster_service_test
+              telemetry_store_test tuner_service_test multicluster_service_test \
+              container_events_stream_test container_events_sender_test \
+              containers_docker_tracker_test
 test-tsan: deps
 	@$(START); mkdir -p $(TSAN_BUILD); cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DLENS_SANITIZE=thread \
+	  -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ -DLENS_SANITIZE=thread \
 	  -DLENS_BUILD_TESTS=ON -DLENS_BUILD_BINDINGS=OFF -DLENS_BUILD_BENCHMARKS=OFF -DLENS_BUILD_DAEMONS=OFF \
 	  $(CMAKE_ARGS) >$(TSAN_BUILD)/configure.log \
 	  || { cat $(TSAN_BUILD)/configure.log; exit 1; }; $(call DONE,configure (tsan))
@@ -107,7 +119,7 @@ test-tsan: deps
 	  $(call DONE,tests (tsan))
 
 fuzz:
-	@$(START); scripts/fuzz.sh $(ASAN_BUILD) $(FUZZ_SECONDS); $(call DONE,fuzz ($(FUZZ_SECONDS)s per target))
+	@$(START); scripts/fuzz.sh $(ASAN_BUILD) $(FUZZ_SECONDS) $(JOBS); $(call DONE,fuzz ($(FUZZ_SECONDS)s per target))
 
 bench: build
 	@shopt -s nullglob; benches=($(BUILD)/bench/*_bench); \

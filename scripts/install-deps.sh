@@ -18,6 +18,7 @@ BUILD_PACKAGES=(
   git
   clang                 # libFuzzer targets and the sanitizer build (make test)
   libclang-rt-14-dev    # clang's sanitizer and libFuzzer runtimes (only Recommended by clang)
+  lld                   # the sanitizer build's linker (several times faster than ld.bfd)
   llvm                  # llvm-symbolizer: readable sanitizer stack traces
   # libraries
   libyaml-cpp-dev

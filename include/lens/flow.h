@@ -150,6 +150,9 @@ struct LENS_EXPORT FlowProbeStats {
   // "address-hash" (raw tracepoints or kprobes, entries keyed by the
   // socket's address); FlowProbeOptions::socket_storage.
   std::string socket_entries;
+  // Why the address-hash programs run (options, what the kernel lacks, or
+  // the socket iterator's start-up self-test failing); empty otherwise.
+  std::string socket_entries_reason;
   uint64_t events_received = 0;  // ring buffer records read
   uint64_t events_dropped = 0;   // ring buffer full (kernel side)
   uint64_t flows_created = 0;

@@ -278,6 +278,11 @@ class LENS_EXPORT KubeInformer {
   std::unique_ptr<Impl> impl_;
 };
 
+// A replica's leader-election identity: $POD_NAME (the downward API), else
+// the host name, else `fallback`; with "_<pid>", so two processes on one host
+// differ.
+LENS_EXPORT std::string DefaultLeaderIdentity(std::string_view fallback);
+
 struct LENS_EXPORT KubeLeaderOptions {
   std::string namespace_name = "lens";
   std::string lease_name = "lens-controller";

@@ -32,7 +32,7 @@ constexpr size_t kMaxNodeQueries = 32;
 
 using Matchers = std::vector<std::pair<std::string, std::string>>;
 
-std::string Label(const SeriesSamples& s, std::string_view name) {
+std::string FlowLabel(const SeriesSamples& s, std::string_view name) {
   for (const auto& [key, value] : s.labels) {
     if (key == name) return value;
   }
@@ -70,11 +70,11 @@ Status AddFlows(TimeSeriesSource& source, const SeriesRange& range,
     LENS_ASSIGN_OR_RETURN(std::vector<SeriesSamples> series,
                           source.QueryRange(q));
     for (const SeriesSamples& s : series) {
-      std::string workload = Label(s, "workload");
+      std::string workload = FlowLabel(s, "workload");
       if (workloads != nullptr && !workloads->contains(workload)) continue;
       if (workload == kHostWorkload) workload.clear();
-      Rates& r = (*out)[{Label(s, "node"), std::move(workload),
-                         Label(s, "class"), Label(s, "direction")}];
+      Rates& r = (*out)[{FlowLabel(s, "node"), std::move(workload),
+                         FlowLabel(s, "class"), FlowLabel(s, "direction")}];
       (metric == kRetransmits ? r.retransmits : r.bytes) +=
           MeanRate(s, range.steps);
     }
@@ -90,8 +90,8 @@ Status AddRemotes(TimeSeriesSource& source, const SeriesRange& range,
   LENS_ASSIGN_OR_RETURN(std::vector<SeriesSamples> series,
                         source.QueryRange(q));
   for (const SeriesSamples& s : series) {
-    (*out)[{Label(s, "node"), Label(s, "remote"), Label(s, "class"),
-            Label(s, "direction")}]
+    (*out)[{FlowLabel(s, "node"), FlowLabel(s, "remote"), FlowLabel(s, "class"),
+            FlowLabel(s, "direction")}]
         .bytes += MeanRate(s, range.steps);
   }
   return OkStatus();

@@ -155,11 +155,6 @@ Status WriteGpuMetrics(const ApiContext& ctx, const SeriesRange& range,
   return OkStatus();
 }
 
-std::string PathParam(const HttpRequest& req, const char* name) {
-  auto it = req.path_params.find(name);
-  return it == req.path_params.end() ? std::string() : it->second;
-}
-
 // One GPU's row: its value at each column, null where it has none.
 void WriteRow(JsonWriter& w, const SeriesRange& range,
               const std::vector<SamplePoint>& points) {

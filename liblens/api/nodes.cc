@@ -39,11 +39,6 @@ void Ratio(JsonWriter& w, const char* key, int64_t part, int64_t whole) {
                 : std::nullopt);
 }
 
-std::string PathParam(const HttpRequest& req, const char* name) {
-  auto it = req.path_params.find(name);
-  return it == req.path_params.end() ? std::string() : it->second;
-}
-
 }  // namespace
 
 Status ListClusters(const ApiContext& ctx, const RouteSpec&,

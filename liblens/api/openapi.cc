@@ -5,17 +5,13 @@
 #include <set>
 #include <string>
 
+#include "api/api_json.h"
 #include "api/routes.h"
 #include "api/schemas.h"
 #include "lens/version.h"
 
 namespace lens::api {
 namespace {
-
-void Str(JsonWriter& w, const char* key, std::string_view value) {
-  w.Key(key);
-  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
-}
 
 void Ref(JsonWriter& w, std::string_view schema) {
   w.StartObject();

@@ -215,4 +215,9 @@ Status CheckParams(const ApiContext& ctx, const RouteSpec& route,
   return OkStatus();
 }
 
+std::string PathParam(const HttpRequest& req, const char* name) {
+  auto it = req.path_params.find(name);
+  return it == req.path_params.end() ? std::string() : it->second;
+}
+
 }  // namespace lens::api

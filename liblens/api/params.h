@@ -38,6 +38,9 @@ StatusOr<Sort> SortParams(const RouteSpec& route, const HttpRequest& req);
 
 std::optional<std::string> StringParam(const HttpRequest& req,
                                        std::string_view name);
+
+// The path parameter `name` of the route ("/nodes/{name}"); "" when absent.
+std::string PathParam(const HttpRequest& req, const char* name);
 StatusOr<std::optional<int64_t>> IntParam(const HttpRequest& req,
                                           std::string_view name);
 StatusOr<std::optional<bool>> BoolParam(const HttpRequest& req,

@@ -19,11 +19,6 @@ namespace {
 const KubeResource kPods{"", "v1", "pods", "Pod", true};
 const KubeResource kNodes{"", "v1", "nodes", "Node", false};
 
-Timestamp Now() {
-  return std::chrono::time_point_cast<std::chrono::microseconds>(
-      std::chrono::system_clock::now());
-}
-
 }  // namespace
 
 // Pod informer events: GPU pods only, decoded where they enter.

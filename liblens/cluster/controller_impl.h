@@ -23,6 +23,12 @@
 
 namespace lens::cluster {
 
+// The wall clock at the store's resolution (microseconds).
+inline Timestamp Now() {
+  return std::chrono::time_point_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now());
+}
+
 // The newest state of one GPU pod, waiting to be written.
 struct PendingPod {
   PodView view;

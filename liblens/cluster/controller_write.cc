@@ -13,11 +13,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-Timestamp Now() {
-  return std::chrono::time_point_cast<std::chrono::microseconds>(
-      std::chrono::system_clock::now());
-}
-
 bool Terminal(std::string_view phase) {
   return phase == "Succeeded" || phase == "Failed";
 }

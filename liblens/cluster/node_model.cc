@@ -36,13 +36,6 @@ Status SumGpus(const rapidjson::Value* amounts, const GpuResourceMatcher& gpus,
   return OkStatus();
 }
 
-std::string VendorOf(std::string_view resource) {
-  const std::string_view domain = resource.substr(0, resource.find('/'));
-  if (domain == "amd.com") return "amd";
-  if (domain == "nvidia.com") return "nvidia";
-  return std::string(domain);
-}
-
 }  // namespace
 
 StatusOr<NodeRecord> DecodeNode(std::string_view json,
@@ -108,7 +101,7 @@ StatusOr<NodeRecord> DecodeNode(std::string_view json,
   LENS_RETURN_IF_ERROR(SumGpus(JsonMember(*status, "allocatable"), gpus,
                                where + ": status.allocatable",
                                &out.gpu_allocatable, nullptr));
-  if (!resource.empty()) out.gpu_vendor = VendorOf(resource);
+  if (!resource.empty()) out.gpu_vendor = GpuVendorOf(resource);
   if (capacity && capacity->IsObject()) {
     if (std::string cpu = JsonString(*capacity, "cpu"); !cpu.empty()) {
       auto n = ParseQuantity(cpu);

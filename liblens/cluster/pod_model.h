@@ -17,6 +17,10 @@
 
 namespace lens::cluster {
 
+// The vendor of a GPU resource name: "amd" for amd.com/..., "nvidia" for
+// nvidia.com/..., otherwise its domain; "" without one.
+std::string GpuVendorOf(std::string_view resource);
+
 // Which extended resources count as GPUs: exact names ("amd.com/gpu") or
 // prefixes ending in '*' ("nvidia.com/mig-*").
 class GpuResourceMatcher {

@@ -291,7 +291,9 @@ Status ToInt32(std::string_view name, int64_t v, int32_t* out) {
   return OkStatus();
 }
 
-std::string VendorOf(std::string_view resource) {
+}  // namespace
+
+std::string GpuVendorOf(std::string_view resource) {
   const size_t slash = resource.find('/');
   if (slash == std::string_view::npos) return "";
   const std::string_view domain = resource.substr(0, slash);
@@ -299,8 +301,6 @@ std::string VendorOf(std::string_view resource) {
   if (domain == "nvidia.com") return "nvidia";
   return std::string(domain);
 }
-
-}  // namespace
 
 std::vector<std::string> GpuResourceMatcher::Defaults() {
   return {"amd.com/gpu", "nvidia.com/gpu", "nvidia.com/mig-*"};
@@ -378,7 +378,7 @@ Status ComputePodRequests(const rapidjson::Value& spec,
   }
   LENS_RETURN_IF_ERROR(ToInt32("GPUs", gpu_sum, &out->gpus));
   LENS_RETURN_IF_ERROR(ToInt32("rdma/*", rdma_sum, &out->rdma));
-  out->gpu_vendor = VendorOf(out->gpu_resource);
+  out->gpu_vendor = GpuVendorOf(out->gpu_resource);
   return OkStatus();
 }
 

@@ -33,7 +33,7 @@ std::string Target(const std::string& socket_path) {
 
 // "Nothing to report" (no socket: not a Kubernetes node, or the kubelet is
 // not up yet) is NotFound; a path that is not a socket is a setup error.
-Status CheckSocket(const std::string& socket_path) {
+Status CheckPodResourcesSocket(const std::string& socket_path) {
   struct stat st {};
   if (::stat(socket_path.c_str(), &st) != 0) {
     const int err = errno;
@@ -104,7 +104,7 @@ class PodResourcesClient::Impl {
       : socket_path_(std::move(socket_path)), timeout_(timeout) {}
 
   StatusOr<std::vector<PodResourcesContainer>> List() {
-    if (Status st = CheckSocket(socket_path_); !st.ok()) {
+    if (Status st = CheckPodResourcesSocket(socket_path_); !st.ok()) {
       stub_.reset();  // the kubelet went away; dial afresh when it is back
       return st;
     }

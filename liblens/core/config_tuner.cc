@@ -12,12 +12,12 @@
 namespace lens::config {
 namespace {
 
-using T = TunerOptions;
+using Tu = TunerOptions;
 
 // `sysctls:` as a map (a value may be a list of integers) or, from a flag,
 // "key=value,key=value".
 Status DecodeSysctls(const Ctx& ctx, const YAML::Node& v,
-                     const std::string& path, T* out) {
+                     const std::string& path, Tu* out) {
   out->sysctls.clear();
   auto add = [&](const YAML::Node& at, std::string key,
                  std::string value) -> Status {
@@ -103,7 +103,7 @@ StatusOr<TunerLimit> ParseLimitItem(std::string_view item) {
 
 // `limits:` as a list of maps or, from a flag, comma-separated items.
 Status DecodeLimits(const Ctx& ctx, const YAML::Node& v,
-                    const std::string& path, T* out) {
+                    const std::string& path, Tu* out) {
   out->limits.clear();
   if (v.IsScalar()) {
     for (std::string_view item : SplitCommaItems(v.Scalar())) {
@@ -141,24 +141,24 @@ Status DecodeLimits(const Ctx& ctx, const YAML::Node& v,
   return OkStatus();
 }
 
-constexpr FieldRule<T> kTunerRules[] = {
-    {"listenAddress", FieldChecked<T, FieldText<T, &T::listen_address>>},
-    {"interval", FieldChecked<T, FieldDuration<T, &T::interval>>},
-    {"procRoot", FieldChecked<T, FieldText<T, &T::proc_root>>},
-    {"etcRoot", FieldChecked<T, FieldText<T, &T::etc_root>>},
-    {"persist", FieldFlag<T, &T::persist>},
+constexpr FieldRule<Tu> kTunerRules[] = {
+    {"listenAddress", FieldChecked<Tu, FieldText<Tu, &Tu::listen_address>>},
+    {"interval", FieldChecked<Tu, FieldDuration<Tu, &Tu::interval>>},
+    {"procRoot", FieldChecked<Tu, FieldText<Tu, &Tu::proc_root>>},
+    {"etcRoot", FieldChecked<Tu, FieldText<Tu, &Tu::etc_root>>},
+    {"persist", FieldFlag<Tu, &Tu::persist>},
     {"sysctls", DecodeSysctls},
     {"limits", DecodeLimits},
-    {"bearerTokenFile", FieldText<T, &T::bearer_token_file>},
-    {"tlsCertFile", FieldText<T, &T::tls_cert_file>},
-    {"tlsKeyFile", FieldText<T, &T::tls_key_file>},
+    {"bearerTokenFile", FieldText<Tu, &Tu::bearer_token_file>},
+    {"tlsCertFile", FieldText<Tu, &Tu::tls_cert_file>},
+    {"tlsKeyFile", FieldText<Tu, &Tu::tls_key_file>},
 };
 
 }  // namespace
 
 Status DecodeTuner(const Ctx& ctx, const YAML::Node& node,
                    const std::string& path, TunerOptions* out) {
-  LENS_RETURN_IF_ERROR(DecodeMap<T>(ctx, node, path, kTunerRules, out));
+  LENS_RETURN_IF_ERROR(DecodeMap<Tu>(ctx, node, path, kTunerRules, out));
   // What needs the whole section (nofile against fs.nr_open, limits set
   // twice), located at the key it is about.
   Status s = out->Validate();

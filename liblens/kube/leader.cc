@@ -7,11 +7,13 @@
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
 #include <string>
@@ -302,6 +304,18 @@ bool KubeLeaderElector::IsLeader() const {
 uint64_t KubeLeaderElector::transitions() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->transitions;
+}
+
+std::string DefaultLeaderIdentity(std::string_view fallback) {
+  std::string name;
+  if (const char* pod = std::getenv("POD_NAME"); pod && *pod) {
+    name = pod;
+  } else {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    name = host[0] ? host : std::string(fallback);
+  }
+  return name + "_" + std::to_string(::getpid());
 }
 
 }  // namespace lens

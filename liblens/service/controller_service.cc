@@ -29,20 +29,6 @@ std::vector<std::string> SplitCommas(const std::string& text) {
   return out;
 }
 
-// $POD_NAME (the downward API), else the host name; with the pid, so two
-// processes on one host differ.
-std::string DefaultIdentity() {
-  std::string name;
-  if (const char* pod = std::getenv("POD_NAME"); pod && *pod) {
-    name = pod;
-  } else {
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    name = host[0] ? host : "lens-controller";
-  }
-  return name + "_" + std::to_string(::getpid());
-}
-
 }  // namespace
 
 Status ControllerServiceOptions::Validate() const {
@@ -95,7 +81,9 @@ StatusOr<ControllerServiceOptions> ControllerServiceOptionsFromConfig(
   o.leader_election = c.leader_election;
   o.leader.namespace_name = c.lease_namespace;
   o.leader.lease_name = c.lease_name;
-  o.leader.identity = c.identity.empty() ? DefaultIdentity() : c.identity;
+  o.leader.identity = c.identity.empty()
+                          ? DefaultLeaderIdentity("lens-controller")
+                          : c.identity;
   LENS_RETURN_IF_ERROR(o.Validate());
   return o;
 }

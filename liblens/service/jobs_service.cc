@@ -16,18 +16,6 @@
 namespace lens {
 namespace {
 
-std::string DefaultIdentity() {
-  std::string name;
-  if (const char* pod = std::getenv("POD_NAME"); pod && *pod) {
-    name = pod;
-  } else {
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    name = host[0] ? host : "lens-jobs";
-  }
-  return name + "_" + std::to_string(::getpid());
-}
-
 std::chrono::milliseconds TimeoutOf(std::chrono::milliseconds interval) {
   return std::max(std::chrono::milliseconds(10), interval * 9 / 10);
 }
@@ -86,7 +74,8 @@ StatusOr<JobsServiceOptions> JobsServiceOptionsFromConfig(
   o.leader_election = j.leader_election;
   o.leader.namespace_name = j.lease_namespace;
   o.leader.lease_name = j.lease_name;
-  o.leader.identity = j.identity.empty() ? DefaultIdentity() : j.identity;
+  o.leader.identity =
+      j.identity.empty() ? DefaultLeaderIdentity("lens-jobs") : j.identity;
   ScheduledJobsOptions& s = o.jobs;
   LENS_ASSIGN_OR_RETURN(auto agents, JobsOptions::ParseAgentList(j.agents));
   for (auto& [node, url] : agents) s.agents.push_back({node, url});

@@ -1,30 +1,11 @@
 // lens-multicluster's options from the config: the `multiCluster:`
 // section, the home kubeconfig and the token file read.
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
 
+#include "lens/kube.h"
 #include "lens/multicluster_service.h"
 
 namespace lens {
-namespace {
-
-// $POD_NAME (the downward API), else the host name; with the pid, so two
-// processes on one host differ.
-std::string DefaultIdentity() {
-  std::string name;
-  if (const char* pod = std::getenv("POD_NAME"); pod && *pod) {
-    name = pod;
-  } else {
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    name = host[0] ? host : "lens-multicluster";
-  }
-  return name + "_" + std::to_string(::getpid());
-}
-
-}  // namespace
 
 Status MultiClusterServiceOptions::Validate() const {
   if (home.server.empty()) {
@@ -81,7 +62,9 @@ StatusOr<MultiClusterServiceOptions> MultiClusterServiceOptionsFromConfig(
   o.leader_election = c.leader_election;
   o.leader.namespace_name = c.lease_namespace;
   o.leader.lease_name = c.lease_name;
-  o.leader.identity = c.identity.empty() ? DefaultIdentity() : c.identity;
+  o.leader.identity = c.identity.empty()
+                          ? DefaultLeaderIdentity("lens-multicluster")
+                          : c.identity;
   if (!c.bearer_token_file.empty()) {
     LENS_ASSIGN_OR_RETURN(o.http.bearer_token,
                           ReadBearerTokenFile(c.bearer_token_file,

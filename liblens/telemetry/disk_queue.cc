@@ -19,12 +19,6 @@ using std::chrono::milliseconds;
 
 constexpr size_t kHeaderBytes = kRecordHeaderBytes;
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 Status DiskQueueOptions::Validate() const {
@@ -201,7 +195,7 @@ Status DiskQueue::Append(std::string_view data, uint64_t samples) {
         "fit max_bytes " + std::to_string(options_.max_bytes) + ")");
   }
   char header[kHeaderBytes];
-  EncodeRecordHeader(data, samples, NowMs(), header);
+  EncodeRecordHeader(data, samples, UnixNowMs(), header);
   {
     std::lock_guard lock(mu_);
     if (bytes_ + record > options_.max_bytes) {

@@ -6,6 +6,7 @@
 
 #include <sys/uio.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -20,6 +21,13 @@ namespace lens::telemetry {
 // CRC32C (Castagnoli; SSE 4.2 when the CPU has it) of `bytes`, extending
 // `crc` (0 to start). Crc32c(0, "123456789") == 0xe3069283.
 uint32_t Crc32c(uint32_t crc, std::string_view bytes);
+
+// The wall clock in Unix milliseconds (records' append times).
+inline int64_t UnixNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 // A record's header, little-endian: CRC32C of the rest of the header and the
 // payload, payload length, sample count, append time (Unix milliseconds).

@@ -11,14 +11,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr size_t kHeaderBytes = kRecordHeaderBytes;
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 DiskQueueStats DiskQueue::Stats() const {
@@ -46,16 +38,17 @@ DiskQueueStats DiskQueue::Stats() const {
           ::open(SegmentPath(head.segment).c_str(), O_RDONLY | O_CLOEXEC);
       stats_seq_ = head.segment;
     }
-    char header[kHeaderBytes];
+    char header[kRecordHeaderBytes];
     head_time_ms_ = -1;
     if (stats_fd_ >= 0 &&
-        ReadAt(stats_fd_, header, kHeaderBytes, head.offset).ok()) {
+        ReadAt(stats_fd_, header, kRecordHeaderBytes, head.offset).ok()) {
       head_time_ms_ = DecodeRecordHeader(header).time_ms;
       head_time_at_ = head;
     }
   }
   if (head_time_ms_ >= 0) {
-    s.oldest_age = milliseconds(std::max<int64_t>(0, NowMs() - head_time_ms_));
+    s.oldest_age =
+        milliseconds(std::max<int64_t>(0, UnixNowMs() - head_time_ms_));
   }
   return s;
 }

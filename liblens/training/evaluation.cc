@@ -32,11 +32,6 @@ size_t Find(std::string_view s, std::string_view word, size_t from = 0) {
              : static_cast<size_t>(static_cast<const char*>(hit) - s.data());
 }
 
-std::string_view SkipBlanks(std::string_view s) {
-  while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
-  return s;
-}
-
 void StartValidation(LineResult* out, TrainingFormat format) {
   out->kind = LineKind::kValidation;
   out->validation = ValidationRecord();

@@ -73,11 +73,6 @@ constexpr EventPattern kPatterns[] = {
 
 constexpr size_t kMaxPath = 4096;
 
-std::string_view SkipBlanks(std::string_view s) {
-  while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
-  return s;
-}
-
 // A path ends at a blank (Megatron appends " in torch_dist format" or " [ t
 // 1/8, p 1/1 ]").
 std::string_view PathToken(std::string_view s) {

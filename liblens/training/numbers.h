@@ -43,6 +43,12 @@ size_t ParseInt(std::string_view s, long long* out);
 
 inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 inline bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+
+// `s` without its leading blanks.
+inline std::string_view SkipBlanks(std::string_view s) {
+  while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
+  return s;
+}
 std::string_view TrimBlanks(std::string_view s);
 
 // Position of the first `a` or `b` in s, or npos.

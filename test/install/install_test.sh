@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# install_test.sh CMAKE GENERATOR CXX_COMPILER BUILD_DIR SOURCE_DIR
+# install_test.sh CMAKE GENERATOR CXX_COMPILER BUILD_DIR SOURCE_DIR [CXX_FLAGS] [PYTHON_DIR]
 # Installs BUILD_DIR into a temporary prefix, builds SOURCE_DIR/examples against it with
-# find_package(lens), runs the example and the installed CLI on an example log and checks their
-# output. The temporary directory is removed whatever happens.
+# find_package(lens) (with CXX_FLAGS: the sanitizer flags of an instrumented build), runs the
+# example and the installed CLI on an example log and checks their output. With PYTHON_DIR (the
+# module's directory relative to the prefix), the installed `lens` module must be there and
+# import from there. The temporary directory is removed whatever happens.
 set -euo pipefail
-cmake=$1 generator=$2 cxx=$3 build=$4 src=$5
+cmake=$1 generator=$2 cxx=$3 build=$4 src=$5 cxx_flags=${6:-} python_dir=${7:-}
 log="$src/examples/logs/primus_llama3_70b.log"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lens-install-test.XXXXXX")
@@ -33,6 +35,7 @@ internal=$(find "$prefix/include" -name '*.h' ! -path "$prefix/include/lens/*")
 [ -z "$internal" ] || fail "internal headers installed: $internal"
 
 "$cmake" -S "$src/examples" -B "$tmp/examples" -G "$generator" -DCMAKE_CXX_COMPILER="$cxx" \
+  -DCMAKE_CXX_FLAGS="$cxx_flags" -DCMAKE_EXE_LINKER_FLAGS="$cxx_flags" \
   -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/configure.log" 2>&1 ||
   { cat "$tmp/configure.log"; fail "configuring examples/ against the installed lens failed"; }
 "$cmake" --build "$tmp/examples" >"$tmp/build.log" 2>&1 ||
@@ -56,4 +59,23 @@ out=$("$prefix/bin/lens" db status --url "sqlite://$tmp/lens.db" 2>&1) ||
   fail "lens db status exited with $?: $out"
 out=$("$prefix/bin/lens" --help) || fail "lens --help exited with $?"
 expect "lens --help" "$out" "parse-log" "probe" "up"
-echo "install test: passed (prefix, find_package(lens), example, CLI and lens-platform)"
+
+checked="prefix, find_package(lens), example, CLI and lens-platform"
+if [ -n "$python_dir" ]; then
+  module=$(ls "$prefix/$python_dir"/lens.*.so 2>/dev/null | head -1)
+  [ -n "$module" ] || fail "the Python module is not installed in $prefix/$python_dir"
+  # Debian's python3 has <prefix>/lib/python3.X/dist-packages on sys.path for /usr/local (and
+  # lib/python3/dist-packages for /usr): the directory must be one of those shapes.
+  case "$python_dir" in
+    lib/python3/dist-packages | lib/python3.*/dist-packages) ;;
+    *) fail "the Python module's directory $python_dir is not one Debian's python3 searches" ;;
+  esac
+  out=$(cd "$tmp" && env -u PYTHONPATH ${LENS_PYTHON_PRELOAD:+LD_PRELOAD=$LENS_PYTHON_PRELOAD} \
+    ${LENS_PYTHON_PRELOAD:+ASAN_OPTIONS=detect_leaks=0} PYTHONDONTWRITEBYTECODE=1 \
+    /usr/bin/python3 -c "import site, sys; site.addsitedir('$prefix/$python_dir'); import lens; \
+print(lens.__file__); print(len(lens.parse_training_log('$log').records), 'records')" 2>&1) ||
+    fail "importing the installed module failed: $out"
+  expect "python3 -c 'import lens'" "$out" "$module" "30 records"
+  checked="$checked, Python module"
+fi
+echo "install test: passed ($checked)"

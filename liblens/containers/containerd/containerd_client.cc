@@ -210,7 +210,7 @@ ContainerdClient::ContainerdClient(std::string socket_path,
 ContainerdClient::~ContainerdClient() = default;
 
 namespace {
-Status CheckSocket(const std::string& path) {
+Status CheckContainerdSocket(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     return NotFoundError("containerd socket " + path +
@@ -222,7 +222,7 @@ Status CheckSocket(const std::string& path) {
 }  // namespace
 
 StatusOr<std::vector<RuntimeContainer>> ContainerdClient::List() {
-  LENS_RETURN_IF_ERROR(CheckSocket(socket_path_));
+  LENS_RETURN_IF_ERROR(CheckContainerdSocket(socket_path_));
   cs::ListContainersResponse containers;
   auto ctx = impl_->Context(true);
   LENS_RETURN_IF_ERROR(
@@ -250,7 +250,7 @@ StatusOr<std::vector<RuntimeContainer>> ContainerdClient::List() {
 }
 
 StatusOr<RuntimeContainer> ContainerdClient::Get(const std::string& id) {
-  LENS_RETURN_IF_ERROR(CheckSocket(socket_path_));
+  LENS_RETURN_IF_ERROR(CheckContainerdSocket(socket_path_));
   cs::GetContainerRequest req;
   req.set_id(id);
   cs::GetContainerResponse resp;
@@ -273,7 +273,7 @@ StatusOr<RuntimeContainer> ContainerdClient::Get(const std::string& id) {
 }
 
 StatusOr<std::unique_ptr<RuntimeEventStream>> ContainerdClient::Subscribe() {
-  LENS_RETURN_IF_ERROR(CheckSocket(socket_path_));
+  LENS_RETURN_IF_ERROR(CheckContainerdSocket(socket_path_));
   // Fail fast (and with a clear message) when nothing listens.
   if (!impl_->channel_->WaitForConnected(std::chrono::system_clock::now() +
                                          impl_->timeout_)) {

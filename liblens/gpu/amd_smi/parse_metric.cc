@@ -14,12 +14,12 @@ namespace {
 // graphics engine is the one reported. Power: socket_power; older readers
 // also saw average_socket_power / current_socket_power. Hotspot is what
 // rocm-smi called junction.
-struct QuantityField {
+struct MetricQuantityField {
   MemberPath path;
   const Quantity* quantity;
   std::optional<double> GpuSample::*member;
 };
-constexpr QuantityField kQuantityFields[] = {
+constexpr MetricQuantityField kMetricQuantityFields[] = {
     {{"usage", "gfx_activity"}, &kPercent, &GpuSample::utilization_ratio},
     {{"usage", "umc_activity"},
      &kPercent,
@@ -112,7 +112,7 @@ Status AppendProcessList(const Field& list, GpuSample* sample) {
 }  // namespace
 
 Status ParseMetric(const Field& object, GpuSample* sample) {
-  for (const QuantityField& f : kQuantityFields) {
+  for (const MetricQuantityField& f : kMetricQuantityFields) {
     std::optional<double>* out = &(sample->*f.member);
     if (*out) continue;
     LENS_ASSIGN_OR_RETURN(Field field, Walk(object, f.path));
