@@ -34,7 +34,7 @@ std::optional<std::string_view> ReadText(const KernelFile& file,
   return *value;
 }
 
-std::optional<double> Scaled(std::optional<uint64_t> value, double divisor) {
+std::optional<double> DividedBy(std::optional<uint64_t> value, double divisor) {
   if (!value) return std::nullopt;
   return static_cast<double>(*value) / divisor;
 }
@@ -97,14 +97,14 @@ bool SampleRas(const AmdGpuFiles& files, std::string* scratch, GpuSample* out) {
 void SamplePower(const AmdGpuDevice& device, const AmdGpuMetrics* table,
                  GpuSample* out) {
   out->power_watts = Prefer(table, &AmdGpuMetrics::power_watts, [&] {
-    return Scaled(ReadUint(device.files.power), 1e6);
+    return DividedBy(ReadUint(device.files.power), 1e6);
   });
   if (out->power_watts && *out->power_watts == 0 &&
       device.zero_power_is_unreported) {
     out->power_watts.reset();
   }
   out->energy_joules = Prefer(table, &AmdGpuMetrics::energy_joules, [&] {
-    return Scaled(ReadUint(device.files.energy), 1e6);
+    return DividedBy(ReadUint(device.files.energy), 1e6);
   });
 }
 
@@ -149,10 +149,10 @@ int SampleAmdGpu(const AmdGpuDevice& device, std::string* scratch,
   const AmdGpuMetrics* t = state->valid ? &state->metrics : nullptr;
   using M = AmdGpuMetrics;
   out->utilization_ratio = Prefer(t, &M::gfx_activity_ratio, [&] {
-    return Scaled(ReadUint(f.gpu_busy_percent), 100.0);
+    return DividedBy(ReadUint(f.gpu_busy_percent), 100.0);
   });
   out->memory_utilization_ratio = Prefer(t, &M::umc_activity_ratio, [&] {
-    return Scaled(ReadUint(f.mem_busy_percent), 100.0);
+    return DividedBy(ReadUint(f.mem_busy_percent), 100.0);
   });
   out->vram_used_bytes = ReadUint(f.vram_used);
   SamplePower(device, t, out);

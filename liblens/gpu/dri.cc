@@ -34,7 +34,7 @@ bool IsBdf(std::string_view text) {
          IsHex(rest.substr(3, 2)) && rest[6] >= '0' && rest[6] <= '7';
 }
 
-std::string Lower(std::string_view text) {
+std::string LowerHex(std::string_view text) {
   std::string out(text);
   for (char& c : out) {
     if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
@@ -129,7 +129,7 @@ StatusOr<std::vector<DriMapping>> ReadDriMapping(const HostRoots& roots) {
       (is_card ? m.card : m.render) = std::move(node);
       continue;
     }
-    std::string bdf = Lower(entry.substr(0, entry.rfind('-')));
+    std::string bdf = LowerHex(entry.substr(0, entry.rfind('-')));
     if (!IsBdf(bdf)) continue;
     LENS_ASSIGN_OR_RETURN(std::string node,
                           ReadKernelLinkName(dir + "/" + name));

@@ -23,7 +23,7 @@ bool IEquals(std::string_view a, std::string_view b) {
          });
 }
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimHeaderValue(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
     s.remove_prefix(1);
   }
@@ -116,7 +116,7 @@ StatusOr<uint64_t> ParseNumber(std::string_view text, int base,
 Status ReadChunked(Stream& in, uint64_t limit, std::string* body) {
   for (;;) {
     LENS_ASSIGN_OR_RETURN(std::string line, in.Line(1024));
-    std::string_view size = Trim(line.substr(0, line.find(';')));
+    std::string_view size = TrimHeaderValue(line.substr(0, line.find(';')));
     LENS_ASSIGN_OR_RETURN(uint64_t n, ParseNumber(size, 16, "chunk size"));
     if (n == 0) break;
     if (body->size() + n > limit) return Stream::TooLarge(limit);
@@ -208,8 +208,10 @@ StatusOr<HttpResponse> ReadHttpResponse(const ReadFn& read,
       if (line.empty()) break;
       const size_t colon = line.find(':');
       if (colon == std::string::npos) continue;
-      std::string_view name = Trim(std::string_view(line).substr(0, colon));
-      std::string_view value = Trim(std::string_view(line).substr(colon + 1));
+      std::string_view name =
+          TrimHeaderValue(std::string_view(line).substr(0, colon));
+      std::string_view value =
+          TrimHeaderValue(std::string_view(line).substr(colon + 1));
       if (IEquals(name, "Content-Length")) {
         LENS_ASSIGN_OR_RETURN(length, ParseNumber(value, 10, "Content-Length"));
       } else if (IEquals(name, "Transfer-Encoding")) {
