@@ -116,7 +116,8 @@ StatusOr<uint64_t> ParseNumber(std::string_view text, int base,
 Status ReadChunked(Stream& in, uint64_t limit, std::string* body) {
   for (;;) {
     LENS_ASSIGN_OR_RETURN(std::string line, in.Line(1024));
-    std::string_view size = TrimHeaderValue(line.substr(0, line.find(';')));
+    std::string_view size =
+        TrimHeaderValue(std::string_view(line).substr(0, line.find(';')));
     LENS_ASSIGN_OR_RETURN(uint64_t n, ParseNumber(size, 16, "chunk size"));
     if (n == 0) break;
     if (body->size() + n > limit) return Stream::TooLarge(limit);
