@@ -16,7 +16,7 @@ BUILD        ?= build
 ASAN_BUILD   ?= build-asan
 TSAN_BUILD   ?= build-tsan
 JOBS         ?= 2
-FUZZ_SECONDS ?= 28
+FUZZ_SECONDS ?= 20
 PREFIX       ?= /usr/local
 CMAKE_ARGS   ?=
 
@@ -53,9 +53,8 @@ run: configure
 
 # `make test` builds one instrumented configuration with everything (clang, AddressSanitizer +
 # UndefinedBehaviorSanitizer: liblens, daemons, tests, the Python module, benchmarks, fuzzers) and
-# runs every suite in it once, at full size; then the concurrent suites in a small GCC +
-# ThreadSanitizer build (which also keeps the code compiling with GCC, the compiler of `make run`),
-# then the fuzzers. No target is built twice in one configuration, no test runs twice.
+# runs every suite in it once, at full size; then the concurrent suites in a small ThreadSanitizer
+# build, then the fuzzers. No test runs twice.
 test:
 	@mkdir -p $(ASAN_BUILD); rm -f $(TIMES); start_all=$$(date +%s); \
 	status=passed; \
@@ -73,8 +72,7 @@ test-release:
 # Everything under AddressSanitizer + UndefinedBehaviorSanitizer: GoogleTest suites, the Python
 # suite (the module loads the sanitizer runtime through LD_PRELOAD), the install test, the
 # libFuzzer targets' regression runs. Test code compiles at -O0 with one precompiled header,
-# liblens's areas in unity batches (the GCC build below compiles each file alone, so a file that
-# only compiles inside its batch is still caught).
+# liblens's areas in unity batches.
 test-asan: deps
 	@$(START); mkdir -p $(ASAN_BUILD); cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
@@ -97,7 +95,7 @@ test-asan: deps
 # local scrape's thread against the processor; lens-tuner's checks against /metrics and
 # lens-multicluster's parallel member reads against its publisher and /metrics; the container event
 # stream's sender, snapshot assembly and byte-bounded queue against the store writer; the container
-# tracker's Docker event stream against cross-thread cancellation), built with GCC:
+# tracker's Docker event stream against cross-thread cancellation), JOBS at a time:
 # building the rest under TSan would double the build time and test nothing new.
 TSAN_TESTS := store_concurrency_test agent_node_agent_test flow_monitor_test flow_probe_test \
               http_server_limits_test kube_informer_test kube_leader_test cluster_controller_test \
@@ -107,16 +105,12 @@ TSAN_TESTS := store_concurrency_test agent_node_agent_test flow_monitor_test flo
               containers_docker_tracker_test
 test-tsan: deps
 	@$(START); mkdir -p $(TSAN_BUILD); cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ -DLENS_SANITIZE=thread \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DLENS_SANITIZE=thread -DLENS_UNITY_BUILD=ON \
 	  -DLENS_BUILD_TESTS=ON -DLENS_BUILD_BINDINGS=OFF -DLENS_BUILD_BENCHMARKS=OFF -DLENS_BUILD_DAEMONS=OFF \
 	  $(CMAKE_ARGS) >$(TSAN_BUILD)/configure.log \
 	  || { cat $(TSAN_BUILD)/configure.log; exit 1; }; $(call DONE,configure (tsan))
 	@$(START); cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS); $(call DONE,build (tsan))
-	@$(START); for t in $(TSAN_TESTS); do \
-	  bin=$$(find $(TSAN_BUILD)/test -name $$t -type f -perm -u+x | head -1); \
-	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/cmake/tsan-suppressions.txt" \
-	  $$bin; done; \
-	  $(call DONE,tests (tsan))
+	@$(START); scripts/tsan-tests.sh $(TSAN_BUILD) $(JOBS) $(TSAN_TESTS); $(call DONE,tests (tsan))
 
 fuzz:
 	@$(START); scripts/fuzz.sh $(ASAN_BUILD) $(FUZZ_SECONDS) $(JOBS); $(call DONE,fuzz ($(FUZZ_SECONDS)s per target))

@@ -341,9 +341,10 @@ TEST(PodResourcesClientTest, ReachesARestartedKubeletOnTheNextCall) {
 
 // Many pods: more than gRPC's default 4 MiB receive limit is accepted, a
 // response past the client's 16 MiB limit is refused with its own code.
+// `pods` pods of about 2.5 KB each (long names: few messages for many bytes).
 v1::ListPodResourcesResponse ManyPods(int pods) {
   v1::ListPodResourcesResponse r;
-  const std::string pad(200, 'x');
+  const std::string pad(2400, 'x');
   for (int i = 0; i < pods; ++i) {
     v1::PodResources* pod =
         AddPod(&r, "batch", "job-" + std::to_string(i) + "-" + pad);
@@ -355,17 +356,17 @@ v1::ListPodResourcesResponse ManyPods(int pods) {
 TEST(PodResourcesClientTest, ResponseSizeLimit) {
   TempDir dir;
   const std::string big_socket = dir.Sub("big.sock");
-  v1::ListPodResourcesResponse six_mib = ManyPods(25000);
+  v1::ListPodResourcesResponse six_mib = ManyPods(2500);
   ASSERT_GT(six_mib.ByteSizeLong(), size_t{4} << 20);
   FakeLister big(std::move(six_mib));
   FakeKubelet big_kubelet(big_socket, &big);
   StatusOr<std::vector<PodResourcesContainer>> got =
       PodResourcesClient(big_socket, milliseconds(10000)).List();
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(got->size(), 25000u);
+  EXPECT_EQ(got->size(), 2500u);
 
   const std::string huge_socket = dir.Sub("huge.sock");
-  FakeLister huge(ManyPods(80000));  // about 19 MiB
+  FakeLister huge(ManyPods(8000));  // about 19 MiB
   FakeKubelet huge_kubelet(huge_socket, &huge);
   got = PodResourcesClient(huge_socket, milliseconds(10000)).List();
   ASSERT_FALSE(got.ok());

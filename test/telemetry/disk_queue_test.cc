@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -24,8 +25,14 @@ using std::chrono::milliseconds;
 // A record's content: its number, then filler that depends on it.
 std::string Blob(int i, size_t size) {
   std::string s = "record-" + std::to_string(i) + "-";
-  while (s.size() < size)
-    s.push_back(static_cast<char>('a' + (i + s.size()) % 26));
+  // Position p holds 'a' + (i + p) % 26, appended 26 at a time.
+  static const std::string kTwoAlphabets =
+      "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz";
+  s.reserve(size);
+  while (s.size() < size) {
+    const size_t at = (static_cast<size_t>(i) + s.size()) % 26;
+    s.append(kTwoAlphabets, at, std::min<size_t>(26, size - s.size()));
+  }
   return s;
 }
 
