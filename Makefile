@@ -16,7 +16,7 @@ BUILD        ?= build
 ASAN_BUILD   ?= build-asan
 TSAN_BUILD   ?= build-tsan
 JOBS         ?= 2
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 15
 PREFIX       ?= /usr/local
 CMAKE_ARGS   ?=
 
@@ -93,15 +93,15 @@ test-asan: deps
 # readers; the jobs' scheduler threads and parallel agent reads; the telemetry disk queue's
 # appenders against its consumer, the forwarder's sender, the logs path's concurrent ingest and the
 # local scrape's thread against the processor; lens-tuner's checks against /metrics and
-# lens-multicluster's parallel member reads against its publisher and /metrics; the container event
-# stream's sender, snapshot assembly and byte-bounded queue against the store writer; the container
-# tracker's Docker event stream against cross-thread cancellation), JOBS at a time:
+# lens-multicluster's parallel member reads against its publisher and /metrics; the container
+# tracker's Docker event stream against cross-thread cancellation), JOBS at a time. The container
+# event stream's suites are not here: their gRPC server and client hand memory over inside Debian's
+# uninstrumented libgrpc, which TSan reports as races in grpcpp's inline code:
 # building the rest under TSan would double the build time and test nothing new.
 TSAN_TESTS := store_concurrency_test agent_node_agent_test flow_monitor_test flow_probe_test \
               http_server_limits_test kube_informer_test kube_leader_test cluster_controller_test \
               jobs_scheduler_test jobs_agents_test telemetry_queue_test telemetry_logs_test \
               telemetry_store_test tuner_service_test multicluster_service_test \
-              container_events_stream_test container_events_sender_test \
               containers_docker_tracker_test
 test-tsan: deps
 	@$(START); mkdir -p $(TSAN_BUILD); cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
