@@ -16,7 +16,7 @@ BUILD        ?= build
 ASAN_BUILD   ?= build-asan
 TSAN_BUILD   ?= build-tsan
 JOBS         ?= 2
-FUZZ_SECONDS ?= 15
+FUZZ_SECONDS ?= 12
 PREFIX       ?= /usr/local
 CMAKE_ARGS   ?=
 

@@ -42,8 +42,8 @@ inline constexpr ConfigFlag kNodeAgentFlags[] = {
      F::kSetTrue, "do not verify the kubelet's certificate"},
     {"--kubelet-client-cert-file", "nodeExporter.kubeletClientCertFile",
      F::kText, "PEM client certificate for the kubelet (X.509 auth)"},
-    {"--kubelet-client-key-file", "nodeExporter.kubeletClientKeyFile",
-     F::kText, "PEM private key of --kubelet-client-cert-file"},
+    {"--kubelet-client-key-file", "nodeExporter.kubeletClientKeyFile", F::kText,
+     "PEM private key of --kubelet-client-cert-file"},
     {"--no-nvml", "nodeExporter.nvidiaGpus", F::kSetFalse, "do not load NVML"},
     {"--amd-smi", "nodeExporter.amdSmiPath", F::kText,
      "run this amd-smi (list, static) after each GPU rescan to fill what "

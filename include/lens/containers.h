@@ -95,8 +95,8 @@ struct LENS_EXPORT ContainerTrackerOptions {
 // containerd; when neither does, containerd (which the tracker then keeps
 // trying). A plain Docker host with both sockets names kDocker explicitly.
 // Reads only the file system (stat); thread-safe.
-LENS_EXPORT ContainerRuntime ResolveContainerRuntime(
-    const ContainerTrackerOptions& options);
+LENS_EXPORT ContainerRuntime
+ResolveContainerRuntime(const ContainerTrackerOptions& options);
 
 // One change the tracker saw: the event and the container's full state after
 // it. `event.event_type` is create, update, start, exit, oom, delete, pause or

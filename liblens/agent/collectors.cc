@@ -340,8 +340,8 @@ CollectorRegistry DefaultNodeCollectors(const NodeAgentOptions& options) {
     reader.slow_counter_stride = static_cast<int>(std::clamp<int64_t>(
         (options.rdma_slow_counters_interval.count() + cycle / 2) / cycle, 1,
         1 << 20));
-    (void)registry.Add(NewRdmaCollector(
-        options.roots, options.device_check_interval, reader));
+    (void)registry.Add(
+        NewRdmaCollector(options.roots, options.device_check_interval, reader));
   }
   (void)registry.Add(
       NewNodeFactsCollector(options.roots, options.node_facts_interval));

@@ -126,9 +126,18 @@ constexpr std::array kEcc = {
                }},
 };
 constexpr std::array<std::string_view, 13> kThrottleReasons = {
-    "applications_clocks", "current",     "display_clocks", "hw_power_brake",
-    "hw_slowdown",         "hw_thermal",  "idle",           "power_cap",
-    "reliability",         "sw_power_cap", "sw_thermal",    "sync_boost",
+    "applications_clocks",
+    "current",
+    "display_clocks",
+    "hw_power_brake",
+    "hw_slowdown",
+    "hw_thermal",
+    "idle",
+    "power_cap",
+    "reliability",
+    "sw_power_cap",
+    "sw_thermal",
+    "sync_boost",
     "thermal"};
 
 // Per-XCD (AMD compute die) gauges: the value of one XCD, or nullopt.
@@ -265,8 +274,8 @@ void RenderRdma(const NodeSnapshot& s, MetricWriter& w) {
     for (const RdmaPort& p : d.ports) {
       IntText port(p.port);
       for (const std::string& netdev : p.netdevs) {
-        w.Sample({{"device", d.name}, {"port", port.view()}, {"netdev", netdev}},
-                 1);
+        w.Sample(
+            {{"device", d.name}, {"port", port.view()}, {"netdev", netdev}}, 1);
       }
     }
   }

@@ -223,9 +223,9 @@ Status JobsOptions::Validate() const {
   }
   if (max_agent_streams < 1 || max_agent_streams > 65536)
     return InvalidArgumentError("maxAgentStreams: must be in 1..65536");
-  for (const auto& [value, key] : {std::pair(max_queue_bytes, "maxQueueBytes"),
-                                   std::pair(max_snapshot_bytes,
-                                             "maxSnapshotBytes")}) {
+  for (const auto& [value, key] :
+       {std::pair(max_queue_bytes, "maxQueueBytes"),
+        std::pair(max_snapshot_bytes, "maxSnapshotBytes")}) {
     if (value < config::kMinServerBytes || value > config::kMaxServerBytes) {
       return InvalidArgumentError(
           std::string(key) + ": must be in " +

@@ -119,9 +119,10 @@ Status NodeExporterOptions::Validate() const {
   }
   if (containers && container_runtime != "containerd" &&
       docker_socket.empty()) {
-    return InvalidArgumentError("dockerSocket must not be empty while "
-                                "containers is on with containerRuntime " +
-                                container_runtime);
+    return InvalidArgumentError(
+        "dockerSocket must not be empty while "
+        "containers is on with containerRuntime " +
+        container_runtime);
   }
   return OkStatus();
 }

@@ -111,8 +111,8 @@ void NodeService::Impl::StartContainers(const NodeServiceOptions& o) {
   // starts, so the first snapshot lens-jobs gets is the full set.
   Status st = tracker->Start();
   if (!st.ok()) {
-    const bool docker = ResolveContainerRuntime(*o.containers) ==
-                        ContainerRuntime::kDocker;
+    const bool docker =
+        ResolveContainerRuntime(*o.containers) == ContainerRuntime::kDocker;
     LENS_LOG(WARN)
             .Field("socket", docker ? o.containers->docker_socket
                                     : o.containers->containerd_socket)
