@@ -1,5 +1,6 @@
 #include "core/text.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -153,6 +154,22 @@ bool Base64Decode(std::string_view in, std::string* out) {
     out->push_back(static_cast<char>((bits >> 2) & 0xff));
   }
   return true;
+}
+
+std::string PercentEncode(std::string_view in) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(in.size());
+  for (unsigned char c : in) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
 }
 
 }  // namespace lens

@@ -32,6 +32,10 @@ void AppendDouble(double v, NonFinite spelling, std::string* out);
 // Base64 (RFC 4648) as Kubernetes carries Secret `data` and kubeconfig
 // *-data fields: encoded with padding; decoded with or without it,
 // whitespace ignored, false on any other character.
+// Percent-encodes every byte but RFC 3986's unreserved characters
+// (letters, digits, "-._~"): for URL query values, paths and userinfo.
+std::string PercentEncode(std::string_view in);
+
 std::string Base64Encode(std::string_view in);
 bool Base64Decode(std::string_view in, std::string* out);
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/kernel_file.h"
+#include "core/text.h"
 #include "kube/kube_json.h"
 #include "lens/kube.h"
 #include "lens/version.h"
@@ -431,18 +432,7 @@ Status KubeError(std::string_view method, std::string_view server,
 }
 
 std::string KubeQueryEscape(std::string_view value) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : value) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
+  return PercentEncode(value);
 }
 
 }  // namespace lens

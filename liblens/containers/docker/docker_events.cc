@@ -8,6 +8,7 @@
 
 #include "containers/docker/docker_client.h"
 #include "containers/docker/docker_http.h"
+#include "core/text.h"
 
 namespace lens::containers::docker {
 namespace {
@@ -15,21 +16,6 @@ namespace {
 constexpr char kEventFilters[] =
     R"({"type":["container"],"event":["create","start","die","destroy",)"
     R"("pause","unpause","oom","update"]})";
-
-std::string UrlEncode(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
 
 // "<seconds>.<nanoseconds>", the form /events takes for since=.
 std::string SinceNow() {
@@ -136,8 +122,8 @@ class DockerEventStream final : public RuntimeEventStream {
 StatusOr<std::unique_ptr<RuntimeEventStream>> DockerClient::Subscribe() {
   // Again on every (re)subscription: the Engine may have been upgraded.
   LENS_ASSIGN_OR_RETURN(std::string version, Negotiate());
-  const std::string path =
-      "/events?since=" + SinceNow() + "&filters=" + UrlEncode(kEventFilters);
+  const std::string path = "/events?since=" + SinceNow() +
+                           "&filters=" + PercentEncode(kEventFilters);
   const std::string where = Where("GET", "/events");
   const Deadline deadline = std::chrono::steady_clock::now() + timeout_;
   auto conn = UnixHttpConnection::Connect(socket_path_);

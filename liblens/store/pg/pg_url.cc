@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/redact.h"
+#include "core/text.h"
 
 namespace lens::store {
 namespace {
@@ -59,22 +60,6 @@ bool Decode(std::string_view in, std::string* out) {
     i += 2;
   }
   return true;
-}
-
-// Percent-encodes everything but RFC 3986 unreserved characters.
-std::string Encode(std::string_view in) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : in) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
 }
 
 // The URL as it may appear in a message when its user:password@ part could
@@ -379,7 +364,7 @@ std::string PgUrl::conninfo() const {
 
 std::string PgUrl::Redacted() const {
   std::string out = "postgresql://";
-  if (!user.empty()) out += Encode(user) + "@";
+  if (!user.empty()) out += PercentEncode(user) + "@";
   std::string shown_host = host;
   if (host.find(':') != std::string::npos) {
     // IPv6: brackets, and the zone's '%' encoded.
@@ -388,12 +373,13 @@ std::string PgUrl::Redacted() const {
         "[" + host.substr(0, zone) +
         (zone == std::string::npos ? "" : "%25" + host.substr(zone + 1)) + "]";
   } else {
-    shown_host = Encode(host);
+    shown_host = PercentEncode(host);
   }
-  out += shown_host + ":" + std::to_string(port) + "/" + Encode(database);
+  out +=
+      shown_host + ":" + std::to_string(port) + "/" + PercentEncode(database);
   for (size_t i = 0; i < query.size(); ++i) {
-    out += (i == 0 ? "?" : "&") + Encode(query[i].first) + "=" +
-           Encode(query[i].second);
+    out += (i == 0 ? "?" : "&") + PercentEncode(query[i].first) + "=" +
+           PercentEncode(query[i].second);
   }
   return RedactCredentials(out);  // ?password=, ?sslpassword=
 }
