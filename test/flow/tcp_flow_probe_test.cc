@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -413,6 +414,45 @@ TEST_P(TcpFlowProbeTest, ClosedSocketsLeaveTheTable) {
     EXPECT_FALSE(f.dport == traffic.port() || f.sport == traffic.port())
         << "closed flow reported twice: " << f.sport << "->" << f.dport;
   }
+}
+
+// Connections made while a probe is attaching: a flow reported as opened
+// had every byte of its life counted, however its connection and the
+// attachment interleaved (a socket that predates the probe is reported
+// with opened false). Each attachment races a stream of short connections.
+TEST_P(TcpFlowProbeTest, ASocketReportedOpenedHasAllItsBytes) {
+  constexpr size_t kRequest = 1000, kReply = 300;
+  probe_.reset();
+  test::LoopbackTraffic traffic("ipv4");
+  ASSERT_TRUE(traffic.ok()) << traffic.error();
+  std::atomic<bool> stop{false};
+  std::atomic<bool> failed{false};
+  std::thread clients([&] {
+    while (!stop && !failed) failed = !traffic.Run(20, kRequest, kReply);
+  });
+  int whole = 0;
+  for (int attach = 0; attach < 12 && !failed; ++attach) {
+    auto probe = FlowProbe::Open(Options());
+    ASSERT_TRUE(probe.ok()) << probe.status();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto flows = (*probe)->Drain();
+    ASSERT_TRUE(flows.ok()) << flows.status();
+    for (const TcpFlow& f : *flows) {
+      if (!f.opened || !f.closed) continue;
+      if (f.dport == traffic.port() && f.role == FlowRole::kActive) {
+        ++whole;
+        EXPECT_EQ(f.bytes_sent, kRequest) << "attachment " << attach;
+        EXPECT_EQ(f.bytes_received, kReply) << "attachment " << attach;
+      } else if (f.sport == traffic.port() && f.role == FlowRole::kPassive) {
+        EXPECT_EQ(f.bytes_received, kRequest) << "attachment " << attach;
+        EXPECT_EQ(f.bytes_sent, kReply) << "attachment " << attach;
+      }
+    }
+  }
+  stop = true;
+  clients.join();
+  EXPECT_FALSE(failed) << traffic.error();
+  EXPECT_GT(whole, 0) << "no connection was seen whole";
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, TcpFlowProbeTest, ::testing::Bool(),

@@ -56,23 +56,27 @@ struct ProgramSpec {
   }
 
 // Both sets of programs (one is loaded): each pair of variants of a
-// tracepoint shares its label.
+// tracepoint shares its label. Attached in this order, the socket state
+// program last: a socket reported as opened then had every byte of its life
+// counted. With it first, a connection made while the byte programs were
+// still attaching showed up opened and closed with its first bytes missing;
+// now such a socket is one that predates the probe (opened stays false).
 inline const ProgramSpec kPrograms[] = {
-    LENS_FLOW_PROGRAM("sock/inet_sock_set_state", lens_inet_sock_set_state,
-                      true),
     LENS_FLOW_PROGRAM("sock/sock_send_length", lens_sock_send_length, true),
     LENS_FLOW_PROGRAM("sock/sock_recv_length", lens_sock_recv_length, true),
     LENS_FLOW_PROGRAM("tcp/tcp_probe", lens_tcp_probe, false),
     LENS_FLOW_PROGRAM("tcp/tcp_retransmit_skb", lens_tcp_retransmit_skb, false),
-    LENS_FLOW_PROGRAM("sock/inet_sock_set_state", lens_raw_inet_sock_set_state,
+    LENS_FLOW_PROGRAM("sock/inet_sock_set_state", lens_inet_sock_set_state,
                       true),
     LENS_FLOW_PROGRAM("sock/sock_send_length", lens_raw_sock_send_length, true),
     LENS_FLOW_PROGRAM("sock/sock_recv_length", lens_raw_sock_recv_length, true),
+    LENS_FLOW_PROGRAM("kprobe/tcp_sendmsg", lens_kprobe_tcp_sendmsg, true),
+    LENS_FLOW_PROGRAM("kprobe/tcp_cleanup_rbuf", lens_kprobe_tcp_cleanup_rbuf,
+                      true),
     LENS_FLOW_PROGRAM("tcp/tcp_probe", lens_raw_tcp_probe, false),
     LENS_FLOW_PROGRAM("tcp/tcp_retransmit_skb", lens_raw_tcp_retransmit_skb,
                       false),
-    LENS_FLOW_PROGRAM("kprobe/tcp_sendmsg", lens_kprobe_tcp_sendmsg, true),
-    LENS_FLOW_PROGRAM("kprobe/tcp_cleanup_rbuf", lens_kprobe_tcp_cleanup_rbuf,
+    LENS_FLOW_PROGRAM("sock/inet_sock_set_state", lens_raw_inet_sock_set_state,
                       true),
 };
 #undef LENS_FLOW_PROGRAM
