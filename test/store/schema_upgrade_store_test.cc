@@ -1,5 +1,5 @@
 // Opening a database an older Lens wrote (schema version 4) migrates it and
-// keeps its rows, on both backends: the rows get a change-feed stamp from
+// keeps its rows (iteration fields written as jsonb read back from json), on both backends: the rows get a change-feed stamp from
 // their updated_at (never later than the migration), and the new tables
 // work.
 #include <gtest/gtest.h>
@@ -66,6 +66,12 @@ Status WriteVersion4Rows(store::Database& db) {
              "lens_ts($1))",
              "INSERT INTO node_container_devices (container_id, kind, "
              "device_key) VALUES ('c-1', 'gpu', 'S0')",
+             // Written as jsonb; version 6 stores json. A number jsonb
+             // printed in its own form (numeric) must still read back.
+             "INSERT INTO training_performance (workload_uid, run, iteration, "
+             "ts, format, loss, fields) VALUES ('w-1', 1, 7, lens_ts($1), "
+             "'megatron', 2.5, '{\"loss\":2.5,\"learning_rate\":2.9e-4,"
+             "\"tokens per step\":1e6}')",
          }) {
       const std::string_view text(sql);
       const store::Param params[] = {kT0, kFuture};
@@ -114,6 +120,18 @@ TEST_P(SchemaUpgradeStore, Version4DatabaseMigratesAndKeepsItsRows) {
   EXPECT_EQ(container->devices[0].device_key, "S0");
   EXPECT_EQ(store.nodes().GetGpuDevice("node-a", 0)->serial, "S0");
   EXPECT_EQ(store.nodes().GetNode("node-a")->gpu_count, 8);
+  IterationQuery iq;
+  iq.workload_uid = "w-1";
+  auto iterations = store.training().ListIterations(iq);
+  ASSERT_TRUE(iterations.ok()) << iterations.status();
+  ASSERT_EQ(iterations->items.size(), 1u);
+  const IterationRecord& it = iterations->items[0];
+  EXPECT_EQ(it.iteration, 7);
+  EXPECT_EQ(it.Get(IterationField::kLoss), 2.5);
+  EXPECT_DOUBLE_EQ(*it.Get(IterationField::kLearningRate), 2.9e-4);
+  ASSERT_EQ(it.extra.size(), 1u);
+  EXPECT_EQ(it.extra[0].first, "tokens per step");
+  EXPECT_EQ(it.extra[0].second, 1e6);
 
   // The old rows are in the feed, stamped with their updated_at, but never
   // later than the migration: a future updated_at must not push readers'
