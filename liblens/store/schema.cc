@@ -390,9 +390,9 @@ std::vector<Migration> Migrations(Dialect dialect) {
   out.push_back(
       {4, "GPU allocation, utilisation and agent state", Render(kV4, dialect)});
   out.push_back({5, "change feed and sample history", Render(kV5, dialect)});
-  out.push_back({6, "iteration fields as json",
-                 std::string(dialect == Dialect::kPostgres ? kV6Postgres
-                                                           : "SELECT 1;")});
+  out.push_back(
+      {6, "iteration fields as json",
+       std::string(dialect == Dialect::kPostgres ? kV6Postgres : "SELECT 1;")});
   return out;
 }
 
