@@ -21,19 +21,21 @@ set(LENS_AREA_USES_jobs core kube store cluster)
 set(LENS_AREA_USES_telemetry core store training)
 set(LENS_AREA_USES_timeseries core store)
 set(LENS_AREA_USES_web core http)
-set(LENS_AREA_USES_api core store http training timeseries)
+set(LENS_AREA_USES_insights core store training timeseries gpu rdma)
+set(LENS_AREA_USES_api core store http training timeseries insights)
 set(LENS_AREA_USES_tuner core)
 set(LENS_AREA_USES_multicluster core kube)
 set(LENS_AREA_USES_service core gpu rdma node http agent containers container_events flow store kube
-                           cluster jobs telemetry timeseries web api tuner
+                           cluster jobs telemetry timeseries insights web api tuner
                            multicluster)
 set(LENS_AREAS core training store gpu rdma node http agent containers container_events flow
-               kube cluster jobs telemetry timeseries web api tuner multicluster service)
+               kube cluster jobs telemetry timeseries insights web api tuner multicluster service)
 
 # Public header (include/lens/<name>.h) -> the area that owns it.
 set(LENS_PUBLIC_HEADER_OWNERS
   amd_smi=gpu api=api api_service=service config=core config_cluster=core container_events=container_events containers=containers dashboard=web export=core
-  flow=flow flow_policy=flow gpu=gpu host=core http=http json=core kube=kube log=core metrics=core
+  flow=flow flow_policy=flow gpu=gpu host=core http=http insights=insights
+  insights_health=insights insights_placement=insights insights_stragglers=insights json=core kube=kube log=core metrics=core
   model=core node=node node_agent=agent node_service=service jobs=jobs jobs_service=service controller_service=service probe=agent process=core rdma=rdma
   sample_history=store status=core store=store telemetry=telemetry telemetry_service=service timeseries=timeseries training=training
   tuner=tuner tuner_service=service cluster_directory=core multicluster=multicluster
