@@ -94,6 +94,17 @@ constexpr ParamSpec kTrainingSeriesParams[] = {
     {"run", T::kInteger, "Only this training run"},
     {"points", T::kInteger, "Points per run at most, 10..5000 (default 400)"},
 };
+constexpr ParamSpec kIdleGpuParams[] = {
+    {"from", T::kTime, "Range from (Unix seconds; default: a day before to)"},
+    {"to", T::kTime, "Range to (Unix seconds; default: now); at most 7 days"},
+    {"thresholdPercent", T::kInteger,
+     "Utilisation under this percentage is idle, 1..100 (default 5)"},
+    {"windowMinutes", T::kInteger,
+     "An idle stretch counts once it lasts this long (default 30)"},
+};
+constexpr ParamSpec kGoodputParams[] = {
+    {"uid", T::kString, "Workload uid (path)"},
+};
 constexpr SortKey kPodSort[] = {{"createdAt", "created_at"},
                                 {"name", "name"},
                                 {"namespace", "namespace"},
@@ -140,6 +151,14 @@ constexpr RouteSpec kRoutes[] = {
     {"GET", "/api/v1/workloads/{uid}/flows",
      "TCP traffic rates of a workload's pods over a range",
      kWorkloadFlowParams, false, {}, "Flows", ListWorkloadFlows, true},
+    {"GET", "/api/v1/workloads/{uid}/goodput",
+     "A workload's wall time split into scheduling, start-up, productive "
+     "training, checkpoints, restart loss and idle; goodput and MFU per run",
+     kGoodputParams, false, {}, "Goodput", GetWorkloadGoodput},
+    {"GET", "/api/v1/insights/idle-gpus",
+     "GPUs held by running containers whose utilisation stayed under a "
+     "threshold for a window: who holds them, since when, GPU-hours wasted",
+     kIdleGpuParams, false, {}, "IdleGpus", GetIdleGpus, true},
     {"GET", "/api/v1/pods", "GPU pods, filtered, sorted and paged",
      kPodParams, true, kPodSort, "PodPage", ListPods},
     {"GET", "/api/v1/flows",

@@ -72,7 +72,7 @@ std::string OpenApiJson(std::span<const RouteSpec> routes,
                         const ApiOptions& options);
 
 // The handlers (nodes.cc, workloads.cc, gpu_series.cc, flows.cc,
-// training_series.cc).
+// training_series.cc, insights.cc).
 Status ListClusters(const ApiContext&, const RouteSpec&, const HttpRequest&,
                     JsonWriter&);
 Status ListNodes(const ApiContext&, const RouteSpec&, const HttpRequest&,
@@ -103,6 +103,11 @@ Status ListWorkloadFlows(const ApiContext&, const RouteSpec&,
                          const HttpRequest&, JsonWriter&);
 Status GetTrainingSeries(const ApiContext&, const RouteSpec&,
                          const HttpRequest&, JsonWriter&);
+// The insight routes (insights.cc).
+Status GetIdleGpus(const ApiContext&, const RouteSpec&, const HttpRequest&,
+                   JsonWriter&);
+Status GetWorkloadGoodput(const ApiContext&, const RouteSpec&,
+                          const HttpRequest&, JsonWriter&);
 
 // Parts of the workload detail (workload_devices.cc): the GPUs its pods'
 // containers hold, and its pods' lifecycle events in time order.

@@ -1,51 +1,14 @@
 // The component schemas of the REST API (schemas.h): tables of properties.
 #include "api/schemas.h"
 
+#include <vector>
+
+#include "api/schema_rows.h"
+
 namespace lens::api {
 namespace {
 
-using J = JsonType;
-
-// One property per row: the helpers only fill in the type.
-constexpr PropertySpec Str(std::string_view name, std::string_view d) {
-  return {name, J::kString, d};
-}
-constexpr PropertySpec Int(std::string_view name, std::string_view d) {
-  return {name, J::kInteger, d};
-}
-constexpr PropertySpec OptInt(std::string_view name, std::string_view d) {
-  return {name, J::kInteger, d, {}, J::kNumber, true};
-}
-// A number or null (no data, or not finite).
-constexpr PropertySpec Num(std::string_view name, std::string_view d) {
-  return {name, J::kNumber, d, {}, J::kNumber, true};
-}
-// Unix seconds, or null when unknown.
-constexpr PropertySpec Time(std::string_view name, std::string_view d) {
-  return {name, J::kInteger, d, {}, J::kNumber, true};
-}
-constexpr PropertySpec Bool(std::string_view name, std::string_view d) {
-  return {name, J::kBoolean, d};
-}
-constexpr PropertySpec Obj(std::string_view name, std::string_view ref,
-                           std::string_view d, bool nullable = false) {
-  return {name, J::kObject, d, ref, J::kNumber, nullable};
-}
-constexpr PropertySpec List(std::string_view name, std::string_view ref,
-                            std::string_view d) {
-  return {name, J::kArray, d, ref};
-}
-constexpr PropertySpec Scalars(std::string_view name, JsonType items,
-                               std::string_view d, bool items_nullable) {
-  return {name, J::kArray, d, {}, items, false, items_nullable};
-}
-constexpr PropertySpec Points(std::string_view name) {
-  return {name,
-          J::kArray,
-          "[Unix seconds, value] per step with data (value null: not finite)",
-          {},
-          J::kPoint};
-}
+using namespace schema_rows;  // NOLINT: the table rows
 
 constexpr PropertySpec kCluster[] = {
     Str("name", "The cluster's name (ApiOptions::cluster or a member's)"),
@@ -412,10 +375,17 @@ constexpr SchemaSpec kSchemas[] = {
 
 }  // namespace
 
-std::span<const SchemaSpec> Schemas() { return kSchemas; }
+std::span<const SchemaSpec> Schemas() {
+  static const std::vector<SchemaSpec> all = [] {
+    std::vector<SchemaSpec> v(std::begin(kSchemas), std::end(kSchemas));
+    for (const SchemaSpec& s : InsightSchemas()) v.push_back(s);
+    return v;
+  }();
+  return all;
+}
 
 const SchemaSpec* FindSchema(std::string_view name) {
-  for (const SchemaSpec& s : kSchemas) {
+  for (const SchemaSpec& s : Schemas()) {
     if (s.name == name) return &s;
   }
   return nullptr;

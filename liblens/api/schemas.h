@@ -41,6 +41,8 @@ struct SchemaSpec {
 
 // Every schema a route answers with, and those they nest.
 std::span<const SchemaSpec> Schemas();
+// The insight routes' schemas (schemas_insights.cc), part of Schemas().
+std::span<const SchemaSpec> InsightSchemas();
 // The schema named `name`, or null.
 const SchemaSpec* FindSchema(std::string_view name);
 

@@ -138,7 +138,12 @@ StatusOr<GoodputReport> ComputeGoodput(const GoodputInput& in) {
     if (!first_running || t < *first_running) first_running = t;
   }
   GoodputBreakdown lead;  // time before the first run's first iteration
-  const double running = first_running.value_or(t_end);
+  double running = first_running.value_or(t_end);
+  // Training logged before any pod was seen running (pods not tracked, or
+  // clocks apart): it was running by then.
+  if (!ordered.empty()) {
+    running = std::min(running, clip(ordered.front()->points.front().t));
+  }
   lead.scheduling_s = running - t0;
   if (ordered.empty()) {
     lead.startup_s = t_end - running;  // never logged an iteration

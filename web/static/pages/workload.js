@@ -1,8 +1,10 @@
 // #/workloads/<uid> — one workload: status, pods, the GPUs its containers
-// hold, training progress, runs, training events and pod lifecycle.
+// hold, training progress, goodput and MFU, runs, training events and pod
+// lifecycle.
 import * as api from '../api.js';
 import {badge, card, h, link, pageHead, stat, table} from '../dom.js';
 import * as fmt from '../format.js';
+import {goodputCard} from './insights.js';
 import {loadTraining, trainingCard} from './training.js';
 
 export function title(ctx) {
@@ -13,7 +15,11 @@ export async function render(ctx) {
   const uid = ctx.params.uid;
   const detail = await api.get(`/api/v1/workloads/${encodeURIComponent(uid)}`,
                                {signal: ctx.signal});
-  const training = await loadTraining(uid, detail, ctx.signal);
+  const [training, goodput] = await Promise.all([
+    loadTraining(uid, detail, ctx.signal),
+    api.optional(`/api/v1/workloads/${encodeURIComponent(uid)}/goodput`,
+                 {signal: ctx.signal}),
+  ]);
   const w = detail.workload;
   const pods = detail.pods || [];
   const running = pods.filter((p) => p.running).length;
@@ -34,6 +40,7 @@ export async function render(ctx) {
                                                    w.createdAt) : '—',
                   `created ${fmt.dateTime(w.createdAt)}`)),
            trainingCard(ctx, training),
+           goodputCard(goodput),
            h('div', {class: 'grid two'},
              card('Pods', podTable(pods)),
              card('GPUs', gpuTable(detail.gpus || []))),

@@ -1,0 +1,178 @@
+// The insight routes (docs/insights.md): idle allocated GPUs over a range,
+// and a workload's goodput and MFU.
+#include "lens/insights.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "api/api_json.h"
+#include "api/params.h"
+#include "api/routes.h"
+
+namespace lens::api {
+namespace {
+
+constexpr int64_t kDayS = 86400;
+constexpr int64_t kMaxRangeS = 7 * kDayS;
+constexpr int64_t kMaxSteps = 11000;  // RangeQuery's bound
+
+int64_t UnixSeconds(Timestamp t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch())
+      .count();
+}
+
+Timestamp FromUnix(int64_t s) { return Timestamp(std::chrono::seconds(s)); }
+
+StatusOr<int64_t> BoundedInt(const HttpRequest& req, std::string_view name,
+                             int64_t fallback, int64_t lo, int64_t hi) {
+  LENS_ASSIGN_OR_RETURN(std::optional<int64_t> v, IntParam(req, name));
+  if (!v) return fallback;
+  if (*v < lo || *v > hi) {
+    return InvalidArgumentError(std::string(name) + ": " + std::to_string(*v) +
+                                " is not in " + std::to_string(lo) + ".." +
+                                std::to_string(hi));
+  }
+  return *v;
+}
+
+void WriteBreakdown(JsonWriter& w, const char* key, const GoodputBreakdown& b) {
+  w.Key(key);
+  w.StartObject();
+  Num(w, "wallSeconds", b.wall_s);
+  Num(w, "schedulingSeconds", b.scheduling_s);
+  Num(w, "startupSeconds", b.startup_s);
+  Num(w, "productiveSeconds", b.productive_s);
+  Num(w, "checkpointSeconds", b.checkpoint_s);
+  Num(w, "restartSeconds", b.restart_s);
+  Num(w, "idleSeconds", b.idle_s);
+  Num(w, "goodput", b.goodput);
+  Int(w, "iterationsRedone", b.iterations_redone);
+  w.EndObject();
+}
+
+}  // namespace
+
+Status GetIdleGpus(const ApiContext& ctx, const RouteSpec&,
+                   const HttpRequest& req, JsonWriter& w) {
+  LENS_ASSIGN_OR_RETURN(std::optional<Timestamp> to_param,
+                        TimeParam(req, "to"));
+  LENS_ASSIGN_OR_RETURN(std::optional<Timestamp> from_param,
+                        TimeParam(req, "from"));
+  const int64_t to_s =
+      to_param
+          ? UnixSeconds(*to_param)
+          : UnixSeconds(std::chrono::time_point_cast<std::chrono::microseconds>(
+                std::chrono::system_clock::now()));
+  const int64_t from_s = from_param ? UnixSeconds(*from_param) : to_s - kDayS;
+  if (from_s >= to_s) {
+    return InvalidArgumentError("from: must be before to");
+  }
+  if (to_s - from_s > kMaxRangeS) {
+    return InvalidArgumentError("from: the range is over 7 days");
+  }
+  LENS_ASSIGN_OR_RETURN(int64_t percent,
+                        BoundedInt(req, "thresholdPercent", 5, 1, 100));
+  LENS_ASSIGN_OR_RETURN(int64_t window_min,
+                        BoundedInt(req, "windowMinutes", 30, 1, 7 * 24 * 60));
+  // Samples every 30 s are read at their own pace up to a day; longer
+  // ranges at a step that keeps the query within its bound.
+  const int64_t step_s =
+      std::max<int64_t>(30, (to_s - from_s + kMaxSteps - 1) / kMaxSteps);
+  IdleGpuOptions options;
+  options.threshold = static_cast<double>(percent) / 100;
+  options.window = std::chrono::minutes(window_min);
+  options.max_sample_gap =
+      std::chrono::seconds(std::max<int64_t>(120, 2 * step_s));
+  options.now = FromUnix(to_s);
+  LENS_ASSIGN_OR_RETURN(
+      std::vector<GpuHolding> holdings,
+      ReadGpuHoldings(*ctx.store, FromUnix(from_s), FromUnix(to_s)));
+  LENS_ASSIGN_OR_RETURN(
+      std::vector<GpuUtilizationSeries> series,
+      ReadGpuUtilization(*ctx.series, FromUnix(from_s), FromUnix(to_s),
+                         std::chrono::seconds(step_s)));
+  LENS_ASSIGN_OR_RETURN(std::vector<IdleGpuEpisode> episodes,
+                        FindIdleAllocatedGpus(holdings, series, options));
+  w.StartObject();
+  Int(w, "from", from_s);
+  Int(w, "to", to_s);
+  Num(w, "thresholdRatio", options.threshold);
+  Int(w, "windowSeconds", window_min * 60);
+  w.Key("episodes");
+  w.StartArray();
+  for (const IdleGpuEpisode& e : episodes) {
+    w.StartObject();
+    Str(w, "node", e.node);
+    Str(w, "gpu", e.gpu);
+    Str(w, "serial", e.serial);
+    Str(w, "podUid", e.pod_uid);
+    Str(w, "podName", e.pod_name);
+    Str(w, "namespace", e.namespace_name);
+    Str(w, "workloadUid", e.workload_uid);
+    Str(w, "workloadName", e.workload_name);
+    Time(w, "since", e.since);
+    Time(w, "until", e.until);
+    w.Key("ongoing");
+    w.Bool(e.ongoing);
+    Num(w, "meanUtilization", e.mean_utilization);
+    Num(w, "gpuHours", e.gpu_hours);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("workloads");
+  w.StartArray();
+  for (const IdleGpuWorkload& wl : IdleGpusByWorkload(episodes)) {
+    w.StartObject();
+    Str(w, "workloadUid", wl.workload_uid);
+    Str(w, "workloadName", wl.workload_name);
+    Str(w, "namespace", wl.namespace_name);
+    Int(w, "idleGpusNow", wl.idle_gpus_now);
+    Num(w, "gpuHours", wl.gpu_hours);
+    Int(w, "episodes", wl.episodes);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return OkStatus();
+}
+
+Status GetWorkloadGoodput(const ApiContext& ctx, const RouteSpec&,
+                          const HttpRequest& req, JsonWriter& w) {
+  const std::string uid = PathParam(req, "uid");
+  const Timestamp now = std::chrono::time_point_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now());
+  LENS_ASSIGN_OR_RETURN(GoodputInput in,
+                        ReadGoodputInput(*ctx.store, uid, now));
+  LENS_ASSIGN_OR_RETURN(GoodputReport r, ComputeGoodput(in));
+  w.StartObject();
+  WriteBreakdown(w, "total", r.total);
+  Num(w, "tflopsPerGpu", r.tflops_per_gpu);
+  Num(w, "mfu", r.mfu);
+  Str(w, "gpuModel", in.gpu_model);
+  Num(w, "peakTflops",
+      r.peak ? std::optional<double>(r.peak->dense_bf16_tflops) : std::nullopt);
+  Str(w, "peakSource", r.peak ? r.peak->source : std::string_view());
+  Int(w, "restarts", r.restarts);
+  Int(w, "iterationsUsed", r.iterations_used);
+  Int(w, "iterationsWithoutTime", r.iterations_without_time);
+  w.Key("runs");
+  w.StartArray();
+  for (const RunGoodput& run : r.runs) {
+    w.StartObject();
+    Int(w, "run", run.run);
+    Int(w, "firstIteration", run.first_iteration);
+    Int(w, "lastIteration", run.last_iteration);
+    Time(w, "firstIterationAt", run.first_iteration_at);
+    Time(w, "lastIterationAt", run.last_iteration_at);
+    Num(w, "tflopsPerGpu", run.tflops_per_gpu);
+    Num(w, "mfu", run.mfu);
+    WriteBreakdown(w, "breakdown", run.breakdown);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return OkStatus();
+}
+
+}  // namespace lens::api

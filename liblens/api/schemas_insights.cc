@@ -1,0 +1,96 @@
+// The insight routes' component schemas (schemas.h, docs/insights.md).
+#include "api/schema_rows.h"
+#include "api/schemas.h"
+
+namespace lens::api {
+namespace {
+
+using namespace schema_rows;  // NOLINT: the table rows
+
+constexpr PropertySpec kIdleGpus[] = {
+    Int("from", "Range from (Unix seconds)"),
+    Int("to", "Range to (Unix seconds): `now` for ongoing episodes"),
+    Num("thresholdRatio", "Utilisation under this is idle (0..1)"),
+    Int("windowSeconds", "An idle stretch counts once it lasts this long"),
+    List("episodes", "IdleGpuEpisode",
+         "Idle stretches of held GPUs: ongoing first, then by GPU-hours"),
+    List("workloads", "IdleGpuWorkload",
+         "Per workload (or pod without one): GPUs idle now and GPU-hours"),
+};
+constexpr PropertySpec kIdleGpuEpisode[] = {
+    Str("node", "Node name"),
+    Str("gpu", "GPU index on the node"),
+    Str("serial", "GPU serial (\"\" when unknown)"),
+    Str("podUid", "The holding pod's uid"),
+    Str("podName", "The holding pod's name"),
+    Str("namespace", "The pod's namespace"),
+    Str("workloadUid", "The pod's top-level workload (\"\" when none)"),
+    Str("workloadName", "The workload's name"),
+    Time("since", "The first idle sample (Unix seconds)"),
+    Time("until", "The end of the idle time seen (Unix seconds)"),
+    Bool("ongoing", "Still idle and still held at the range's end"),
+    Num("meanUtilization", "Mean utilisation over the stretch (0..1)"),
+    Num("gpuHours", "Idle time in GPU-hours"),
+};
+constexpr PropertySpec kIdleGpuWorkload[] = {
+    Str("workloadUid", "Workload uid (\"\" for a pod without one)"),
+    Str("workloadName", "Workload name (the pod's for a pod without one)"),
+    Str("namespace", "Namespace"),
+    Int("idleGpusNow", "GPUs idle now"),
+    Num("gpuHours", "Idle GPU-hours over the range"),
+    Int("episodes", "Idle stretches over the range"),
+};
+constexpr PropertySpec kGoodput[] = {
+    Obj("total", "GoodputBreakdown", "The workload's wall time, split"),
+    Num("tflopsPerGpu",
+        "Time-weighted TFLOP/s per GPU over productive time (null: none "
+        "logged)"),
+    Num("mfu", "tflopsPerGpu over the GPU model's peak (null: unknown)"),
+    Str("gpuModel", "The GPU model of the nodes its pods ran on"),
+    Num("peakTflops", "The model's peak dense BF16/FP16 TFLOP/s"),
+    Str("peakSource", "Where the peak figure comes from"),
+    Int("restarts", "Runs after the first"),
+    Int("iterationsUsed", "Logged iterations the split used (one rank)"),
+    Int("iterationsWithoutTime", "Logged iterations left out: no timestamp"),
+    List("runs", "GoodputRun", "Per training run, by number"),
+};
+constexpr PropertySpec kGoodputRun[] = {
+    Int("run", "Run number"),
+    Int("firstIteration", "First logged iteration"),
+    Int("lastIteration", "Last logged iteration"),
+    Time("firstIterationAt", "When (Unix seconds)"),
+    Time("lastIterationAt", "When (Unix seconds)"),
+    Num("tflopsPerGpu", "Time-weighted TFLOP/s per GPU"),
+    Num("mfu", "Model FLOPs utilisation (0..1)"),
+    Obj("breakdown", "GoodputBreakdown", "The run's share of the wall time"),
+};
+constexpr PropertySpec kGoodputBreakdown[] = {
+    Num("wallSeconds", "The sum of the parts"),
+    Num("schedulingSeconds", "Created to first running"),
+    Num("startupSeconds", "First running to first iteration"),
+    Num("productiveSeconds", "Iterations not done before"),
+    Num("checkpointSeconds", "Checkpoint saves"),
+    Num("restartSeconds",
+        "A run's last iteration to the next run's first, plus iterations "
+        "redone"),
+    Num("idleSeconds", "Stalls, and after the last iteration"),
+    Num("goodput", "productiveSeconds / wallSeconds"),
+    Int("iterationsRedone", "Iterations an earlier run had done"),
+};
+
+// clang-format off
+constexpr SchemaSpec kInsightSchemas[] = {
+    {"IdleGpus", "Allocated GPUs that stayed idle", kIdleGpus},
+    {"IdleGpuEpisode", "One holder's idle stretch of one GPU", kIdleGpuEpisode},
+    {"IdleGpuWorkload", "Idle GPUs of one workload", kIdleGpuWorkload},
+    {"Goodput", "A workload's goodput and MFU", kGoodput},
+    {"GoodputRun", "One training run's goodput", kGoodputRun},
+    {"GoodputBreakdown", "Wall time split into parts", kGoodputBreakdown},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const SchemaSpec> InsightSchemas() { return kInsightSchemas; }
+
+}  // namespace lens::api

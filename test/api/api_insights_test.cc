@@ -1,0 +1,90 @@
+// The insight routes over api_test_env.h's seeded store and sample history,
+// on SQLite and PostgreSQL, with the answers worked out by hand from Seed
+// and SeedSeries.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <chrono>
+#include <string>
+
+#include "api_test_env.h"
+
+namespace lens::test {
+namespace {
+
+class ApiInsightsTest : public ApiFixture {};
+
+TEST_P(ApiInsightsTest, IdleGpusNamesTheHolderAndTheWaste) {
+  // node-a GPU 0 reads 0.1 + k/100 at kS0 + 60k (k = -1..4); ctr-0 of
+  // pod-1 (w-1, train-llama) holds it since kT0 = kS0 - 40. Under 12%:
+  // k = 0 and 1 (k = -1 is before the holding, in any case outside the
+  // range). The stretch runs from kS0 to the next sample, kS0 + 120: 2
+  // minutes, the window asked for, so one episode of 120 s = 1/30 GPU-hour.
+  // GPU 1 (0.2 and up) is busy; node-b's GPUs are held by no container.
+  rapidjson::Document d =
+      Data("/api/v1/insights/idle-gpus?from=" + std::to_string(kS0) + "&to=" +
+           std::to_string(kS0 + 240) + "&thresholdPercent=12&windowMinutes=2");
+  EXPECT_DOUBLE_EQ(d["thresholdRatio"].GetDouble(), 0.12);
+  EXPECT_EQ(d["windowSeconds"].GetInt64(), 120);
+  ASSERT_EQ(d["episodes"].Size(), 1u);
+  const auto& e = d["episodes"][0];
+  EXPECT_STREQ(e["node"].GetString(), "node-a");
+  EXPECT_STREQ(e["gpu"].GetString(), "0");
+  EXPECT_STREQ(e["serial"].GetString(), "SN-A0");
+  EXPECT_STREQ(e["podName"].GetString(), "llama-worker-0");
+  EXPECT_STREQ(e["workloadUid"].GetString(), "w-1");
+  EXPECT_STREQ(e["workloadName"].GetString(), "train-llama");
+  EXPECT_EQ(e["since"].GetInt64(), kS0);
+  EXPECT_EQ(e["until"].GetInt64(), kS0 + 120);
+  EXPECT_FALSE(e["ongoing"].GetBool());
+  EXPECT_NEAR(e["meanUtilization"].GetDouble(), 0.105, 1e-9);
+  EXPECT_NEAR(e["gpuHours"].GetDouble(), 120.0 / 3600, 1e-12);
+  ASSERT_EQ(d["workloads"].Size(), 1u);
+  EXPECT_EQ(d["workloads"][0]["idleGpusNow"].GetInt64(), 0);
+  EXPECT_EQ(d["workloads"][0]["episodes"].GetInt64(), 1);
+  // The default 5% finds nothing; a 3-minute window neither.
+  d = Data("/api/v1/insights/idle-gpus?from=" + std::to_string(kS0) +
+           "&to=" + std::to_string(kS0 + 240));
+  EXPECT_EQ(d["episodes"].Size(), 0u);
+  d = Data("/api/v1/insights/idle-gpus?from=" + std::to_string(kS0) + "&to=" +
+           std::to_string(kS0 + 240) + "&thresholdPercent=12&windowMinutes=3");
+  EXPECT_EQ(d["episodes"].Size(), 0u);
+  // Bad parameters are named.
+  for (const char* q : {"?thresholdPercent=0", "?windowMinutes=x",
+                        "?from=100&to=50", "?from=0&to=900000"}) {
+    auto [status, body] = Get(std::string("/api/v1/insights/idle-gpus") + q);
+    EXPECT_EQ(status, 400) << q << " " << body;
+  }
+}
+
+TEST_P(ApiInsightsTest, GoodputOfASeededWorkload) {
+  // w-1: created at kT0, no pod seen running; iterations 1..3 at kT0..kT0+2
+  // (run 1, no TFLOP/s logged), still running. Running from the first
+  // iteration: no scheduling or start-up, 2 s productive, the rest idle.
+  const double now = std::chrono::duration<double>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  rapidjson::Document d = Data("/api/v1/workloads/w-1/goodput");
+  const auto& t = d["total"];
+  EXPECT_DOUBLE_EQ(t["schedulingSeconds"].GetDouble(), 0);
+  EXPECT_DOUBLE_EQ(t["startupSeconds"].GetDouble(), 0);
+  EXPECT_DOUBLE_EQ(t["productiveSeconds"].GetDouble(), 2);
+  EXPECT_NEAR(t["wallSeconds"].GetDouble(), now - kT0, 30);
+  EXPECT_NEAR(t["idleSeconds"].GetDouble(), now - kT0 - 2, 30);
+  EXPECT_STREQ(d["gpuModel"].GetString(), "MI300X");
+  EXPECT_DOUBLE_EQ(d["peakTflops"].GetDouble(), 1307.4);
+  EXPECT_TRUE(d["tflopsPerGpu"].IsNull());
+  EXPECT_TRUE(d["mfu"].IsNull());
+  EXPECT_EQ(d["iterationsUsed"].GetInt64(), 3);
+  ASSERT_EQ(d["runs"].Size(), 1u);
+  EXPECT_EQ(d["runs"][0]["lastIteration"].GetInt64(), 3);
+  auto [status, body] = Get("/api/v1/workloads/no-such/goodput");
+  EXPECT_EQ(status, 404) << body;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ApiInsightsTest,
+                         testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         BackendName);
+
+}  // namespace
+}  // namespace lens::test

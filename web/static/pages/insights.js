@@ -1,0 +1,90 @@
+// The insight cards: idle allocated GPUs (overview) and a workload's goodput
+// split with MFU (workload page). docs/insights.md.
+import {card, h, link, note, stat, table} from '../dom.js';
+import * as fmt from '../format.js';
+
+// The parts of a goodput breakdown, in time order, with their bar colours.
+const PARTS = [
+  {key: 'productiveSeconds', label: 'Productive', cls: 'gp-productive'},
+  {key: 'schedulingSeconds', label: 'Scheduling', cls: 'gp-scheduling'},
+  {key: 'startupSeconds', label: 'Start-up', cls: 'gp-startup'},
+  {key: 'checkpointSeconds', label: 'Checkpoints', cls: 'gp-checkpoint'},
+  {key: 'restartSeconds', label: 'Restart loss', cls: 'gp-restart'},
+  {key: 'idleSeconds', label: 'Idle', cls: 'gp-idle'},
+];
+
+// One horizontal bar split by part, with a legend.
+function splitBar(b, id) {
+  const wall = b.wallSeconds || 0;
+  const segs = PARTS.filter((p) => (b[p.key] || 0) > 0).map((p) =>
+    h('span', {class: `gp-seg ${p.cls}`,
+               style: `width: ${(100 * b[p.key] / wall).toFixed(3)}%`,
+               title: `${p.label}: ${fmt.duration(b[p.key])} (${fmt.pct(b[p.key] / wall)})`}));
+  const legend = PARTS.map((p) =>
+    h('span', {class: 'gp-key'}, h('span', {class: `gp-dot ${p.cls}`}),
+      `${p.label} ${fmt.duration(b[p.key] || 0)}`));
+  return h('div', {class: 'gp', id},
+           h('div', {class: 'gp-bar'}, ...segs),
+           h('div', {class: 'gp-legend'}, ...legend));
+}
+
+export function goodputCard(answer) {
+  if (answer.unavailable) {
+    return card('Goodput', note(`Goodput is not available: ${answer.unavailable.message}.`),
+                {wide: true, id: 'goodput'});
+  }
+  const g = answer.data;
+  const t = g.total || {};
+  if (!t.wallSeconds) {
+    return card('Goodput', note('No time recorded for this workload yet.'),
+                {wide: true, id: 'goodput'});
+  }
+  const mfuSub = g.peakTflops
+      ? `${fmt.num(g.tflopsPerGpu, 1)} of ${fmt.num(g.peakTflops, 1)} TFLOP/s (${g.gpuModel})`
+      : (g.gpuModel ? `no peak known for ${g.gpuModel}` : 'GPU model unknown');
+  const runs = table([
+    {label: 'Run', num: true, value: (r) => fmt.num(r.run)},
+    {label: 'Iterations', num: true,
+     value: (r) => `${fmt.num(r.firstIteration)} – ${fmt.num(r.lastIteration)}`},
+    {label: 'Wall', num: true, value: (r) => fmt.duration(r.breakdown.wallSeconds)},
+    {label: 'Goodput', num: true, value: (r) => fmt.pct(r.breakdown.goodput)},
+    {label: 'Restart loss', num: true, value: (r) => fmt.duration(r.breakdown.restartSeconds)},
+    {label: 'Redone', num: true, value: (r) => fmt.num(r.breakdown.iterationsRedone)},
+    {label: 'TFLOP/s per GPU', num: true, value: (r) => fmt.num(r.tflopsPerGpu, 1)},
+    {label: 'MFU', num: true, value: (r) => fmt.pct(r.mfu)},
+  ], g.runs || [], {empty: 'No timed iterations.', id: 'goodput-runs'});
+  return card('Goodput', h('div', {},
+    h('div', {class: 'stats compact'},
+      stat('Goodput', fmt.pct(t.goodput), `${fmt.duration(t.productiveSeconds)} productive ` +
+           `of ${fmt.duration(t.wallSeconds)}`, {id: 'stat-goodput'}),
+      stat('MFU', fmt.pct(g.mfu), mfuSub, {id: 'stat-mfu'}),
+      stat('Restarts', fmt.num(g.restarts),
+           `${fmt.num(t.iterationsRedone)} iterations redone`)),
+    splitBar(t, 'goodput-bar'),
+    runs), {wide: true, id: 'goodput'});
+}
+
+export function idleGpusCard(answer) {
+  if (answer.unavailable) {
+    return card('Idle allocated GPUs',
+                note('No utilisation samples: idle GPUs are not available from this API ' +
+                     `server (${answer.unavailable.message}).`), {id: 'idle-gpus'});
+  }
+  const d = answer.data;
+  const idleNow = (d.workloads || []).reduce((n, w) => n + w.idleGpusNow, 0);
+  const hours = (d.workloads || []).reduce((n, w) => n + w.gpuHours, 0);
+  const caption = `${fmt.num(idleNow)} GPUs idle now, ${fmt.num(hours, 1)} GPU-hours idle ` +
+                  `(under ${fmt.pct(d.thresholdRatio)} for ${fmt.duration(d.windowSeconds)} ` +
+                  'or more)';
+  return card('Idle allocated GPUs', h('div', {},
+    h('p', {class: 'muted', id: 'idle-gpus-caption', text: caption}),
+    table([
+      {label: 'Workload', value: (w) => (w.workloadUid
+          ? link(w.workloadName || w.workloadUid, 'workloads', w.workloadUid)
+          : w.workloadName)},
+      {label: 'Namespace', value: (w) => w.namespace},
+      {label: 'Idle now', num: true, value: (w) => fmt.num(w.idleGpusNow)},
+      {label: 'GPU-hours', num: true, value: (w) => fmt.num(w.gpuHours, 1)},
+    ], d.workloads || [], {empty: 'No allocated GPU stayed idle in this range.',
+                           id: 'idle-gpus-table'})), {id: 'idle-gpus'});
+}
