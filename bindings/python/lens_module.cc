@@ -272,6 +272,7 @@ PYBIND11_MODULE(lens, m) {
   lp::BindParser(m);
   lp::BindStore(m);
   lp::BindContainers(m);
+  lp::BindInsights(m);
   lp::BindProbes(m);
   lp::BindFlows(m);
 

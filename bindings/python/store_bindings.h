@@ -34,6 +34,9 @@ void BindStore(pybind11::module_& m);
 // Registers lens.containers(store, ...) (container_bindings.cc); after
 // BindStore.
 void BindContainers(pybind11::module_& m);
+// Registers lens.goodput, lens.idle_gpus, lens.gpu_peaks and lens.gpu_peak
+// (insight_bindings.cc); after BindStore.
+void BindInsights(pybind11::module_& m);
 
 }  // namespace lens::python
 

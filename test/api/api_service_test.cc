@@ -80,6 +80,87 @@ class ApiServiceTest : public ::testing::Test {
   pid_t pid_ = -1;
 };
 
+// lens_gpu_idle_allocated: a running container holds GPUs 0 and 1 of
+// gpu-node-7 since 50 minutes ago; GPU 0 read 1% every 30 s for the last 40
+// minutes (idle for more than the 30-minute window), GPU 1 90%. One GPU of
+// workload "llama" is idle now; a workload with no idle GPU has no series.
+TEST_F(ApiServiceTest, MetricsCountIdleAllocatedGpusPerWorkload) {
+  {
+    auto store = Store::Open(database_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(
+        std::chrono::system_clock::now());
+    NodeInventory inv;
+    inv.node = "gpu-node-7";
+    for (int i = 0; i < 2; ++i) {
+      GpuDeviceRecord g;
+      g.node = inv.node;
+      g.gpu_index = i;
+      g.serial = "S" + std::to_string(i);
+      g.updated_at = now;
+      inv.gpus.push_back(g);
+    }
+    ASSERT_TRUE((*store)->nodes().SyncNodeDevices({&inv, 1}, now).ok());
+    WorkloadRecord w;
+    w.uid = "w-llama";
+    w.name = "llama";
+    w.namespace_name = "ml";
+    w.created_at = w.updated_at = now - std::chrono::minutes(60);
+    ASSERT_TRUE((*store)->pods().UpsertWorkloads({&w, 1}).ok());
+    PodRecord p;
+    p.uid = "p-1";
+    p.name = "llama-0";
+    p.namespace_name = "ml";
+    p.node = inv.node;
+    p.owner_uid = w.uid;
+    p.running = true;
+    p.created_at = p.updated_at = w.created_at;
+    ASSERT_TRUE((*store)->pods().UpsertPods({&p, 1}).ok());
+    ContainerRecord c;
+    c.container_id = "c-1";
+    c.node = inv.node;
+    c.pod_uid = p.uid;
+    c.state = ContainerState::kRunning;
+    c.created_at = c.updated_at = now - std::chrono::minutes(50);
+    c.started_at = c.created_at;
+    c.devices = {{DeviceKind::kGpu, "S0", "", "pod-resources"},
+                 {DeviceKind::kGpu, "S1", "", "pod-resources"}};
+    ASSERT_TRUE((*store)->containers().UpsertContainers({&c, 1}).ok());
+    std::vector<MetricSample> samples;
+    const int64_t now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            now.time_since_epoch())
+            .count();
+    for (int64_t t = now_ms - 40 * 60'000; t <= now_ms; t += 30'000) {
+      for (int gpu = 0; gpu < 2; ++gpu) {
+        samples.push_back({"lens_gpu_utilization_ratio",
+                           {{"node", inv.node}, {"gpu", std::to_string(gpu)}},
+                           t,
+                           gpu == 0 ? 0.01 : 0.9});
+      }
+    }
+    ASSERT_TRUE((*store)->samples().AppendSamples(samples).ok());
+  }
+  ApiServiceOptions o;
+  o.database_url = database_;
+  o.http.listen = "127.0.0.1:0";
+  o.api.cluster = "lab";
+  auto service = ApiService::Start(o);
+  ASSERT_TRUE(service.ok()) << service.status();
+  const std::string url = (*service)->http_url();
+  httplib::Client client("127.0.0.1",
+                         std::stoi(url.substr(url.rfind(':') + 1)));
+  auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("lens_gpu_idle_allocated{namespace=\"ml\","
+                               "workload=\"llama\",workload_uid=\"w-llama\"}"
+                               " 1\n"),
+            std::string::npos)
+      << metrics->body;
+  EXPECT_NE(metrics->body.find("lens_gpu_idle_allocated_errors_total 0"),
+            std::string::npos);
+}
+
 TEST_F(ApiServiceTest, TokenGuardsTheApiAndMetricsButNotThePageOrProbes) {
   ApiServiceOptions o;
   o.database_url = database_;
