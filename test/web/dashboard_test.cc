@@ -312,6 +312,9 @@ TEST_F(DashboardTest, OverviewDrawsTheUtilisationHeatmap) {
   EXPECT_THAT(dom, HasSubstr("GPU utilisation of 12 GPUs over 6"));
   EXPECT_THAT(dom, HasSubstr("GPU 7"));
   EXPECT_THAT(dom, Not(HasSubstr("No utilisation samples")));
+  // Idle allocated GPUs, from the same samples.
+  EXPECT_THAT(dom, HasSubstr("id=\"idle-gpus-caption\""));
+  EXPECT_THAT(dom, HasSubstr("GPUs idle now"));
 }
 
 // The system's dark scheme: the theme's colours resolve for the charts and
@@ -438,6 +441,10 @@ void ExpectTrainingProgress(const std::string& dom) {
   // The GPUs its containers hold, and its pods' lifecycle.
   EXPECT_THAT(dom, HasSubstr("id=\"workload-gpus\""));
   EXPECT_THAT(dom, HasSubstr("SN-ALPHA-1B"));
+  // Goodput: the split bar, the runs and MFU.
+  EXPECT_THAT(dom, HasSubstr("id=\"goodput-bar\""));
+  EXPECT_THAT(dom, HasSubstr("id=\"goodput-runs\""));
+  EXPECT_THAT(dom, HasSubstr("id=\"stat-mfu\""));
   EXPECT_THAT(dom, HasSubstr("id=\"lifecycle-table\""));
   EXPECT_THAT(dom, HasSubstr(">Restarted<"));
 }
