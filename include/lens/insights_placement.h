@@ -105,16 +105,18 @@ LENS_EXPORT StatusOr<std::vector<NumaNodeCpus>> ReadNumaNodeCpus(
 LENS_EXPORT StatusOr<NodeTopology> ReadNodeTopology(
     const HostRoots& roots, std::span<const std::string> bdfs);
 
-// The CPUs a process may run on by its cgroup v2 cpuset: the "0::" line of
-// <procfs>/<pid>/cgroup names its cgroup; the answer is that cgroup's
-// cpuset.cpus.effective under <sysfs>/fs/cgroup, or the nearest ancestor's
-// when the cpuset controller is not enabled down to it (the kernel then
-// applies the ancestor's). Pass a container's init pid (ContainerRecord's
-// pid). Errors: NotFound when the process is gone or the host does not
-// mount cgroup v2 at <sysfs>/fs/cgroup (a cgroup v1 or hybrid host);
-// InvalidArgument for a malformed cgroup file or CPU list (naming the file).
-LENS_EXPORT StatusOr<std::vector<int>> ReadProcessCpuset(
-    const HostRoots& roots, int64_t pid);
+// The CPUs a process may run on by its cpuset cgroup. On a cgroup v2 host
+// (<sysfs>/fs/cgroup/cgroup.controllers exists) the "0::" line of
+// <procfs>/<pid>/cgroup names its cgroup and the answer is that cgroup's
+// cpuset.cpus.effective, or the nearest ancestor's when the cpuset
+// controller is not enabled down to it (the kernel then applies the
+// ancestor's). On a v1 or hybrid host the "cpuset" line names it under
+// <sysfs>/fs/cgroup/cpuset, file cpuset.effective_cpus. Pass a container's
+// init pid (ContainerRecord's pid). Errors: NotFound when the process is
+// gone or no cpuset hierarchy is mounted; InvalidArgument for a malformed
+// cgroup file or CPU list (naming the file).
+LENS_EXPORT StatusOr<std::vector<int>> ReadProcessCpuset(const HostRoots& roots,
+                                                         int64_t pid);
 
 // ---- the audit ------------------------------------------------------------
 
@@ -173,8 +175,8 @@ struct LENS_EXPORT PlacedDevice {
 struct LENS_EXPORT PlacedCpuset {
   std::string container_id;
   std::string container_name;
-  bool known = false;         // the cpuset was given
-  std::vector<int> cpus;      // sorted
+  bool known = false;               // the cpuset was given
+  std::vector<int> cpus;            // sorted
   std::vector<int> numa_nodes;      // nodes holding some of its CPUs
   std::vector<int> gpu_numa_nodes;  // known nodes of its GPUs
 };
@@ -223,8 +225,8 @@ struct LENS_EXPORT PodPlacement {
   std::string pod_uid;
   std::string pod_namespace;
   std::string pod_name;
-  std::vector<PlacedDevice> gpus;  // by container, then BDF, then key
-  std::vector<PlacedDevice> nics;  // RDMA devices, in the same order
+  std::vector<PlacedDevice> gpus;     // by container, then BDF, then key
+  std::vector<PlacedDevice> nics;     // RDMA devices, in the same order
   std::vector<PlacedCpuset> cpusets;  // containers with GPUs, in order
   std::vector<PlacementFlag> flags;
   // What could not be judged, one sentence each: a NUMA node of -1, a

@@ -11,9 +11,11 @@
 // stands in: z = (x - median) / (1.253314 MeanAD); when that is 0 too,
 // every entity is alike and none is out.
 //
-// The computation is pure: it reads plain, time-stamped series the caller
-// gathers (a reader can take them from a TimeSeriesSource; evidence only
-// for the nodes that turned out suspect, see FindStragglerSuspectNodes).
+// The computation is pure, over plain time-stamped series. A caller
+// gathers the measures (ReadGpuUtilization for the job's GPUs,
+// AppendStragglerSteps per pod's log), asks FindStragglerSuspectNodes
+// which nodes to read evidence for (ReadStragglerEvidence), then calls
+// FindStragglers with both.
 #ifndef LENS_INSIGHTS_STRAGGLERS_H_
 #define LENS_INSIGHTS_STRAGGLERS_H_
 
@@ -33,6 +35,8 @@
 #include "lens/training.h"
 
 namespace lens {
+
+class TimeSeriesSource;  // lens/timeseries.h
 
 // ---- input -----------------------------------------------------------------
 
@@ -101,7 +105,7 @@ struct StragglerInput {
   std::vector<StragglerEvidenceSeries> evidence;
 };
 
-struct StragglerOptions {
+struct LENS_EXPORT StragglerOptions {
   // An entity is out when its modified z-score (oriented so that slower is
   // larger) exceeds this; 3.5 is Iglewicz and Hoaglin's recommendation.
   double z_threshold = 3.5;
@@ -154,9 +158,9 @@ struct StragglerStats {
 // One way a suspect is out.
 struct StragglerFinding {
   StragglerMeasure measure = StragglerMeasure::kStepTime;
-  double value = 0;        // the suspect's (ms, or utilisation 0..1)
-  double job_median = 0;   // the job's (its nodes' for a node suspect)
-  double score = 0;        // modified z-score, slower = larger
+  double value = 0;            // the suspect's (ms, or utilisation 0..1)
+  double job_median = 0;       // the job's (its nodes' for a node suspect)
+  double score = 0;            // modified z-score, slower = larger
   double deviation_ratio = 0;  // |value - job_median| / job_median
 };
 
@@ -188,7 +192,7 @@ struct StragglerSuspect {
   // kNode: the node's ranks and GPUs that are out by themselves too.
   std::vector<int32_t> ranks_out;
   std::vector<std::string> gpus_out;
-  double score = 0;  // the largest finding's
+  double score = 0;                        // the largest finding's
   std::vector<StragglerFinding> findings;  // by score, largest first
   // By kind (the enum's order), then amount, largest first. Empty: no
   // evidence found; the suspect is still reported.
@@ -220,6 +224,24 @@ LENS_EXPORT StatusOr<StragglerReport> FindStragglers(
 // alone (`input.evidence` is not read): what a reader fetches evidence for.
 LENS_EXPORT StatusOr<std::vector<std::string>> FindStragglerSuspectNodes(
     const StragglerInput& input, const StragglerOptions& options);
+
+// The evidence series of `nodes` over [from - step, to] at `step` (the
+// extra step gives counters a baseline), from a time-series source, as
+// the node agent and lens-netflow export them (with the scrape's `node`
+// label): lens_gpu_throttled{gpu,reason}, lens_gpu_temperature_celsius
+// {gpu,sensor}, lens_gpu_power_watts{gpu}, lens_gpu_power_cap_watts{gpu},
+// lens_gpu_ecc_errors_total{gpu,type}, lens_rdma_port_stat_total and
+// lens_rdma_port_hw_stat_total{device,port,counter} (the counters
+// ClassifyRdmaCounter knows), and lens_tcp_flow_retransmits_total{workload}
+// of `pods` ("namespace/pod"; name: "<class> <direction>"). Counters come
+// back as their values (FindStragglers takes the increases). Series
+// without the labels they need are skipped. Errors: the source's
+// (InvalidArgument, ResourceExhausted, Unavailable), naming the metric.
+LENS_EXPORT StatusOr<std::vector<StragglerEvidenceSeries>>
+ReadStragglerEvidence(TimeSeriesSource& source,
+                      std::span<const std::string> nodes,
+                      std::span<const std::string> pods, Timestamp from,
+                      Timestamp to, std::chrono::milliseconds step);
 
 }  // namespace lens
 

@@ -102,6 +102,11 @@ constexpr ParamSpec kIdleGpuParams[] = {
     {"windowMinutes", T::kInteger,
      "An idle stretch counts once it lasts this long (default 30)"},
 };
+constexpr ParamSpec kStragglerParams[] = {
+    {"uid", T::kString, "Workload uid (path)"},
+    {"from", T::kTime, "Range from (Unix seconds; default: an hour before to)"},
+    {"to", T::kTime, "Range to (Unix seconds; default: now); at most 7 days"},
+};
 constexpr ParamSpec kGoodputParams[] = {
     {"uid", T::kString, "Workload uid (path)"},
 };
@@ -155,6 +160,11 @@ constexpr RouteSpec kRoutes[] = {
      "A workload's wall time split into scheduling, start-up, productive "
      "training, checkpoints, restart loss and idle; goodput and MFU per run",
      kGoodputParams, false, {}, "Goodput", GetWorkloadGoodput},
+    {"GET", "/api/v1/workloads/{uid}/stragglers",
+     "A workload's GPUs and nodes whose utilisation is out of line with the "
+     "job's (median and MAD), ranked, each with the throttling, ECC, RDMA "
+     "and TCP evidence for the same range",
+     kStragglerParams, false, {}, "Stragglers", GetWorkloadStragglers, true},
     {"GET", "/api/v1/insights/idle-gpus",
      "GPUs held by running containers whose utilisation stayed under a "
      "threshold for a window: who holds them, since when, GPU-hours wasted",

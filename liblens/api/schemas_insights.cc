@@ -78,6 +78,56 @@ constexpr PropertySpec kGoodputBreakdown[] = {
     Int("iterationsRedone", "Iterations an earlier run had done"),
 };
 
+constexpr PropertySpec kStragglers[] = {
+    Int("from", "Range from (Unix seconds)"),
+    Int("to", "Range to (Unix seconds)"),
+    Int("gpus", "The workload's GPUs in the range (its containers' holdings)"),
+    Obj("utilization", "StragglerStats",
+        "The job's GPU utilisation: median and MAD (null: too few GPUs)", true),
+    Obj("stepTime", "StragglerStats",
+        "The ranks' step times (null: no per-rank step times)", true),
+    List("suspects", "StragglerSuspect",
+         "Outliers ranked by score, then by evidence found"),
+};
+constexpr PropertySpec kStragglerStats[] = {
+    Str("measure", "\"utilization\" or \"step_time\""),
+    Int("entities", "GPUs (or ranks) measured"),
+    Num("median", "The job's median"),
+    Num("mad", "Median absolute deviation"),
+    Int("nodes", "Nodes measured"),
+    Num("nodeMedian", "The median of the nodes' medians"),
+    Num("nodeMad", "Their median absolute deviation"),
+};
+constexpr PropertySpec kStragglerSuspect[] = {
+    Str("scope", "\"gpu\" (one GPU or rank) or \"node\" (a whole node)"),
+    Str("node", "Node name"),
+    Str("gpu", "GPU index (\"\" for a node, or a rank without a GPU)"),
+    OptInt("rank", "The rank, when step times gave one"),
+    Scalars("ranksOut", J::kInteger, "A node suspect's ranks out", false),
+    Scalars("gpusOut", J::kString, "A node suspect's GPUs out", false),
+    Num("score", "The largest finding's modified z-score"),
+    List("findings", "StragglerFinding", "What is out, largest score first"),
+    List("evidence", "StragglerEvidence",
+         "What Lens holds for the same interval (empty: no evidence found)"),
+};
+constexpr PropertySpec kStragglerFinding[] = {
+    Str("measure", "\"utilization\" or \"step_time\""),
+    Num("value", "The suspect's value"),
+    Num("jobMedian", "The job's median (its nodes' for a node)"),
+    Num("score", "Modified z-score, slower is larger"),
+    Num("deviationRatio", "|value - jobMedian| / jobMedian"),
+};
+constexpr PropertySpec kStragglerEvidence[] = {
+    Str("kind",
+        "gpu_throttle, gpu_temperature, gpu_power, gpu_ecc_errors, "
+        "rdma_port_errors, rdma_congestion or tcp_retransmits"),
+    Str("gpu", "GPU index (\"\" for node-wide evidence)"),
+    Str("device", "RDMA device/port, or the pod for TCP"),
+    Str("name", "Throttle reason, sensor, ECC type or counter"),
+    Num("amount", "Increase, share of time, or degrees, by kind"),
+    Num("peerMedian", "The node's other GPUs' median, where compared"),
+};
+
 // clang-format off
 constexpr SchemaSpec kInsightSchemas[] = {
     {"IdleGpus", "Allocated GPUs that stayed idle", kIdleGpus},
@@ -86,6 +136,12 @@ constexpr SchemaSpec kInsightSchemas[] = {
     {"Goodput", "A workload's goodput and MFU", kGoodput},
     {"GoodputRun", "One training run's goodput", kGoodputRun},
     {"GoodputBreakdown", "Wall time split into parts", kGoodputBreakdown},
+    {"Stragglers", "A workload's slow GPUs and nodes with evidence",
+     kStragglers},
+    {"StragglerStats", "The job's robust statistics", kStragglerStats},
+    {"StragglerSuspect", "One suspect", kStragglerSuspect},
+    {"StragglerFinding", "One measure out", kStragglerFinding},
+    {"StragglerEvidence", "One piece of evidence", kStragglerEvidence},
 };
 // clang-format on
 

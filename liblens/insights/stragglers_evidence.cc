@@ -101,7 +101,8 @@ StragglerEvidence StragglerItem(const StragglerEvidenceSeries& s,
                            .gpu = s.gpu,
                            .device = s.device,
                            .name = s.name,
-                           .amount = amount};
+                           .amount = amount,
+                           .peer_median = std::nullopt};
 }
 
 // One GPU figure read against its node peers (temperature, power).
@@ -177,8 +178,8 @@ void AppendStragglerSteps(std::span<const IterationRecord> records,
     if (!r.rank || !elapsed || !r.timestamp_s) continue;
     auto [it, added] = index.emplace(*r.rank, out->size());
     if (added) {
-      out->push_back(
-          StragglerRankSteps{.node = std::string(node), .rank = *r.rank});
+      out->push_back(StragglerRankSteps{
+          .node = std::string(node), .gpu = {}, .rank = *r.rank, .steps = {}});
       touched.push_back(false);
     }
     (*out)[it->second].steps.push_back(

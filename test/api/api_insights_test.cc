@@ -82,6 +82,77 @@ TEST_P(ApiInsightsTest, GoodputOfASeededWorkload) {
   EXPECT_EQ(status, 404) << body;
 }
 
+TEST_P(ApiInsightsTest, StragglersRankTheSlowGpusWithTheirEvidence) {
+  // Beside Seed's node-a GPU 0 (held by w-1's ctr-0, 0.1 + k/100), w-1's pod
+  // also holds the four GPUs of node-s through ctr-s. Utilisation at kS0 +
+  // 60k, k = -1..4: node-s GPUs 0..2 at 0.90, 0.91, 0.92, GPU 3 at 0.30
+  // with thermal throttling. Over [kS0, kS0 + 240] (k = 0..4) the GPU means
+  // are 0.12, 0.90, 0.91, 0.92, 0.30: median 0.90, deviations 0.78, 0, 0.01,
+  // 0.02, 0.60, MAD 0.02. Modified z-scores: 0.6745 x 0.78 / 0.02 = 26.3
+  // (node-a GPU 0) and 0.6745 x 0.60 / 0.02 = 20.2 (node-s GPU 3), both
+  // over 3.5; two nodes are too few for the node test.
+  NodeRecord n;
+  n.name = "node-s";
+  n.created_at = n.updated_at = AtSeconds(kT0);
+  ASSERT_TRUE(store_->nodes().UpsertNodes({&n, 1}, NodeColumns::kAll).ok());
+  std::vector<GpuDeviceRecord> gpus(4);
+  ContainerRecord c;
+  c.container_id = "ctr-s";
+  c.node = "node-s";
+  c.pod_uid = "pod-1";
+  c.state = ContainerState::kRunning;
+  c.created_at = c.updated_at = AtSeconds(kT0);
+  for (int i = 0; i < 4; ++i) {
+    gpus[i].node = "node-s";
+    gpus[i].gpu_index = i;
+    gpus[i].serial = "SN-S" + std::to_string(i);
+    c.devices.push_back({DeviceKind::kGpu, gpus[i].serial, "", "oci-spec"});
+  }
+  ASSERT_TRUE(
+      store_->nodes().SyncGpuDevices("node-s", gpus, AtSeconds(kT0)).ok());
+  ASSERT_TRUE(store_->containers().UpsertContainers({&c, 1}).ok());
+  std::vector<MetricSample> samples;
+  for (int k = -1; k <= 4; ++k) {
+    for (int g = 0; g < 4; ++g) {
+      samples.push_back({"lens_gpu_utilization_ratio",
+                         {{"node", "node-s"}, {"gpu", std::to_string(g)}},
+                         (kS0 + 60 * k) * 1000,
+                         g == 3 ? 0.30 : 0.90 + g / 100.0});
+    }
+    samples.push_back(
+        {"lens_gpu_throttled",
+         {{"node", "node-s"}, {"gpu", "3"}, {"reason", "thermal"}},
+         (kS0 + 60 * k) * 1000,
+         1});
+  }
+  ASSERT_TRUE(store_->samples().AppendSamples(samples).ok());
+
+  rapidjson::Document d =
+      Data("/api/v1/workloads/w-1/stragglers?from=" + std::to_string(kS0) +
+           "&to=" + std::to_string(kS0 + 240));
+  EXPECT_EQ(d["gpus"].GetInt64(), 5);
+  ASSERT_TRUE(d["utilization"].IsObject());
+  EXPECT_NEAR(d["utilization"]["median"].GetDouble(), 0.90, 1e-9);
+  EXPECT_NEAR(d["utilization"]["mad"].GetDouble(), 0.02, 1e-9);
+  ASSERT_EQ(d["suspects"].Size(), 2u);
+  const auto& first = d["suspects"][0];
+  EXPECT_STREQ(first["node"].GetString(), "node-a");
+  EXPECT_STREQ(first["gpu"].GetString(), "0");
+  EXPECT_NEAR(first["score"].GetDouble(), 0.6745 * 0.78 / 0.02, 0.01);
+  const auto& second = d["suspects"][1];
+  EXPECT_STREQ(second["node"].GetString(), "node-s");
+  EXPECT_STREQ(second["gpu"].GetString(), "3");
+  EXPECT_NEAR(second["score"].GetDouble(), 0.6745 * 0.60 / 0.02, 0.01);
+  bool throttled = false;
+  for (const auto& e : second["evidence"].GetArray()) {
+    throttled |= std::string(e["kind"].GetString()) == "gpu_throttle" &&
+                 std::string(e["name"].GetString()) == "thermal";
+  }
+  EXPECT_TRUE(throttled);
+  auto [status, body] = Get("/api/v1/workloads/no-such/stragglers");
+  EXPECT_EQ(status, 404) << body;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ApiInsightsTest,
                          testing::Values(Backend::kSqlite, Backend::kPostgres),
                          BackendName);

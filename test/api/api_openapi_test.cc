@@ -117,6 +117,7 @@ TEST_P(ApiOpenApiTest, ListsExactlyTheServedRoutes) {
       "/api/v1/workloads/{uid}/gpu-metrics",
       "/api/v1/workloads/{uid}/flows",
       "/api/v1/workloads/{uid}/goodput",
+      "/api/v1/workloads/{uid}/stragglers",
       "/api/v1/insights/idle-gpus",
       "/api/v1/flows",
       "/api/v1/pods",
@@ -202,6 +203,8 @@ TEST_P(ApiOpenApiTest, EveryRouteAnswersWithExactlyItsSchema) {
       {"/api/v1/pods", "/api/v1/pods"},
       {"/api/v1/storage", "/api/v1/storage"},
       {"/api/v1/workloads/{uid}/goodput", "/api/v1/workloads/w-1/goodput"},
+      {"/api/v1/workloads/{uid}/stragglers",
+       "/api/v1/workloads/w-1/stragglers" + range},
       {"/api/v1/insights/idle-gpus", "/api/v1/insights/idle-gpus" + range},
   };
   std::set<std::string> covered = {"/api/v1/openapi.json"}, documented;

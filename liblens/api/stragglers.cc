@@ -1,0 +1,157 @@
+// The stragglers route: a workload's GPUs (the holdings of its pods'
+// containers) over a range, their utilisation against the job's, and the
+// evidence the time series hold for the nodes found out (docs/insights.md).
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "api/api_json.h"
+#include "api/params.h"
+#include "api/routes.h"
+#include "lens/insights_stragglers.h"
+
+namespace lens::api {
+namespace {
+
+constexpr int64_t kStragglerMaxRangeS = 7 * 86400;
+constexpr int64_t kStragglerMaxSteps = 11000;
+
+int64_t StragglerUnix(Timestamp t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch())
+      .count();
+}
+
+void WriteStats(JsonWriter& w, const char* key,
+                const std::optional<StragglerStats>& s) {
+  w.Key(key);
+  if (!s) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  Str(w, "measure", StragglerMeasureName(s->measure));
+  Int(w, "entities", s->entities);
+  Num(w, "median", s->median);
+  Num(w, "mad", s->mad);
+  Int(w, "nodes", s->nodes);
+  Num(w, "nodeMedian", s->node_median);
+  Num(w, "nodeMad", s->node_mad);
+  w.EndObject();
+}
+
+void WriteSuspect(JsonWriter& w, const StragglerSuspect& s) {
+  w.StartObject();
+  Str(w, "scope", s.scope == StragglerScope::kNode ? "node" : "gpu");
+  Str(w, "node", s.node);
+  Str(w, "gpu", s.gpu);
+  w.Key("rank");
+  s.rank ? w.Int(*s.rank) : w.Null();
+  w.Key("ranksOut");
+  w.StartArray();
+  for (int32_t r : s.ranks_out) w.Int(r);
+  w.EndArray();
+  w.Key("gpusOut");
+  w.StartArray();
+  for (const std::string& g : s.gpus_out) w.String(g.c_str());
+  w.EndArray();
+  Num(w, "score", s.score);
+  w.Key("findings");
+  w.StartArray();
+  for (const StragglerFinding& f : s.findings) {
+    w.StartObject();
+    Str(w, "measure", StragglerMeasureName(f.measure));
+    Num(w, "value", f.value);
+    Num(w, "jobMedian", f.job_median);
+    Num(w, "score", f.score);
+    Num(w, "deviationRatio", f.deviation_ratio);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("evidence");
+  w.StartArray();
+  for (const StragglerEvidence& e : s.evidence) {
+    w.StartObject();
+    Str(w, "kind", StragglerEvidenceKindName(e.kind));
+    Str(w, "gpu", e.gpu);
+    Str(w, "device", e.device);
+    Str(w, "name", e.name);
+    Num(w, "amount", e.amount);
+    Num(w, "peerMedian", e.peer_median);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+}  // namespace
+
+Status GetWorkloadStragglers(const ApiContext& ctx, const RouteSpec&,
+                             const HttpRequest& req, JsonWriter& w) {
+  const std::string uid = PathParam(req, "uid");
+  LENS_ASSIGN_OR_RETURN(WorkloadRecord workload,
+                        ctx.store->pods().GetWorkload(uid));
+  LENS_ASSIGN_OR_RETURN(std::optional<Timestamp> to_param,
+                        TimeParam(req, "to"));
+  LENS_ASSIGN_OR_RETURN(std::optional<Timestamp> from_param,
+                        TimeParam(req, "from"));
+  const int64_t to_s =
+      to_param ? StragglerUnix(*to_param)
+               : StragglerUnix(
+                     std::chrono::time_point_cast<std::chrono::microseconds>(
+                         std::chrono::system_clock::now()));
+  const int64_t from_s = from_param ? StragglerUnix(*from_param) : to_s - 3600;
+  if (from_s >= to_s) return InvalidArgumentError("from: must be before to");
+  if (to_s - from_s > kStragglerMaxRangeS) {
+    return InvalidArgumentError("from: the range is over 7 days");
+  }
+  const int64_t step_s = std::max<int64_t>(
+      30, (to_s - from_s + kStragglerMaxSteps - 1) / kStragglerMaxSteps);
+  const Timestamp from{std::chrono::seconds(from_s)};
+  const Timestamp to{std::chrono::seconds(to_s)};
+  // The job's GPUs and pods: its pods' containers' holdings in the range.
+  LENS_ASSIGN_OR_RETURN(std::vector<GpuHolding> holdings,
+                        ReadGpuHoldings(*ctx.store, from, to));
+  std::set<std::pair<std::string, std::string>> gpus;
+  std::set<std::string> pod_set;
+  for (const GpuHolding& h : holdings) {
+    if (h.workload_uid != workload.uid) continue;
+    gpus.emplace(h.node, h.gpu);
+    pod_set.insert(h.namespace_name + "/" + h.pod_name);
+  }
+  StragglerInput input;
+  input.from = from;
+  input.to = to;
+  LENS_ASSIGN_OR_RETURN(
+      std::vector<GpuUtilizationSeries> utilization,
+      ReadGpuUtilization(*ctx.series, from, to, std::chrono::seconds(step_s)));
+  for (GpuUtilizationSeries& s : utilization) {
+    if (gpus.count({s.node, s.gpu})) input.utilization.push_back(std::move(s));
+  }
+  const StragglerOptions options;
+  LENS_ASSIGN_OR_RETURN(std::vector<std::string> nodes,
+                        FindStragglerSuspectNodes(input, options));
+  const std::vector<std::string> pods(pod_set.begin(), pod_set.end());
+  if (!nodes.empty()) {
+    LENS_ASSIGN_OR_RETURN(
+        input.evidence,
+        ReadStragglerEvidence(*ctx.series, nodes, pods, from, to,
+                              std::chrono::seconds(step_s)));
+  }
+  LENS_ASSIGN_OR_RETURN(StragglerReport report, FindStragglers(input, options));
+  w.StartObject();
+  Int(w, "from", from_s);
+  Int(w, "to", to_s);
+  Int(w, "gpus", static_cast<int64_t>(gpus.size()));
+  WriteStats(w, "utilization", report.utilization);
+  WriteStats(w, "stepTime", report.step_time);
+  w.Key("suspects");
+  w.StartArray();
+  for (const StragglerSuspect& s : report.suspects) WriteSuspect(w, s);
+  w.EndArray();
+  w.EndObject();
+  return OkStatus();
+}
+
+}  // namespace lens::api
