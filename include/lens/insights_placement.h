@@ -253,6 +253,18 @@ struct LENS_EXPORT PodPlacement {
 LENS_EXPORT std::vector<PodPlacement> AuditPlacement(
     const NodeTopology& topology, std::span<const PlacementPod> pods);
 
+// {"pods": [...]}: each pod's GPUs and NICs (NUMA node or null, root
+// complex, bridges; a GPU's NIC with its distance), its containers'
+// cpusets, flags (issue, devices, NUMA nodes, CPUs, message) and unknowns,
+// camelCase keys: the node agent's GET /placement.
+LENS_EXPORT std::string PlacementJson(std::span<const PodPlacement> pods);
+
+// The audit of the containers a node runs (those with a GPU, grouped by
+// pod; each cpuset read from its init pid): the topology read for their
+// devices under `roots`. What the node agent serves at GET /placement.
+LENS_EXPORT StatusOr<std::vector<PodPlacement>> AuditNodePlacement(
+    const HostRoots& roots, std::span<const ContainerRecord> containers);
+
 }  // namespace lens
 
 #endif  // LENS_INSIGHTS_PLACEMENT_H_

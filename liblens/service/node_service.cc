@@ -2,6 +2,7 @@
 // reverse.
 #include "lens/node_service.h"
 
+#include "lens/insights_placement.h"
 #include "lens/log.h"
 
 namespace lens {
@@ -104,6 +105,18 @@ void NodeService::Impl::SetUpContainers(const NodeServiceOptions& o) {
                      [t_ptr](const HttpRequest&, HttpResponse* out) {
                        RespondData(ContainersJson(t_ptr->Containers()), out);
                      });
+  // The placement audit of the pods running here (docs/insights.md).
+  agent_http->Handle(
+      "GET", "/placement",
+      [t_ptr, roots = o.roots](const HttpRequest&, HttpResponse* out) {
+        StatusOr<std::vector<PodPlacement>> audit =
+            AuditNodePlacement(roots, t_ptr->Containers());
+        if (!audit.ok()) {
+          RespondError(500, audit.status().message(), out);
+          return;
+        }
+        RespondData(PlacementJson(*audit), out);
+      });
 }
 
 void NodeService::Impl::StartContainers(const NodeServiceOptions& o) {

@@ -119,6 +119,30 @@ TEST_F(NodeAgentPodsTest, ServesPodsWithDevicesAndStreamsThemToTheStore) {
   EXPECT_EQ(res->body.find("PATH="), std::string::npos)
       << "no environment variables in /pods";
 
+  // Its placement: the GPU's place from the fixture's sysfs (NUMA node 0,
+  // under root complex pci0000:00), no RDMA device to pair it with, and
+  // the cpuset unknown (the fixture's /proc does not have this pid).
+  auto placement = client.Get("/placement", auth);
+  ASSERT_TRUE(placement);
+  ASSERT_EQ(placement->status, 200) << placement->body;
+  rapidjson::Document pd;
+  pd.Parse(placement->body.c_str());
+  ASSERT_FALSE(pd.HasParseError()) << placement->body;
+  const rapidjson::Value* pod = nullptr;
+  for (const auto& p : pd["data"]["pods"].GetArray()) {
+    if (std::string(p["podUid"].GetString()) == "uid-bert-0") pod = &p;
+  }
+  ASSERT_NE(pod, nullptr) << placement->body;
+  ASSERT_EQ((*pod)["gpus"].Size(), 1u);
+  const auto& gpu = (*pod)["gpus"][0];
+  EXPECT_STREQ(gpu["bdf"].GetString(), "0000:0c:00.0");
+  EXPECT_TRUE(gpu["topologyKnown"].GetBool());
+  EXPECT_EQ(gpu["numaNode"].GetInt(), 0);
+  EXPECT_STREQ(gpu["rootComplex"].GetString(), "pci0000:00");
+  EXPECT_TRUE(gpu["nic"].IsNull());
+  EXPECT_EQ((*pod)["flags"].Size(), 0u);
+  EXPECT_GE((*pod)["unknowns"].Size(), 1u) << "the cpuset is not known";
+
   // The same container reaches the store through the stream.
   ASSERT_TRUE(agent_->events() != nullptr);
   StatusOr<ContainerRecord> stored = NotFoundError("not yet");
