@@ -445,6 +445,7 @@ void ExpectTrainingProgress(const std::string& dom) {
   EXPECT_THAT(dom, HasSubstr("id=\"goodput-bar\""));
   EXPECT_THAT(dom, HasSubstr("id=\"goodput-runs\""));
   EXPECT_THAT(dom, HasSubstr("id=\"stat-mfu\""));
+  EXPECT_THAT(dom, HasSubstr("id=\"stragglers\""));
   EXPECT_THAT(dom, HasSubstr("id=\"lifecycle-table\""));
   EXPECT_THAT(dom, HasSubstr(">Restarted<"));
 }
@@ -460,6 +461,17 @@ TEST_F(DashboardTest, WorkloadPageReadsIterationsWithoutTheSeriesRoute) {
   LENS_NEEDS_CHROMIUM();
   Serve({.without_training_series = true});
   ExpectTrainingProgress(Load(std::string("#/workloads/") + kLlamaUid));
+}
+
+// With utilisation samples the stragglers route answers: its caption and
+// table are drawn instead of the note.
+TEST_F(DashboardTest, WorkloadPageComparesItsGpusWithSeries) {
+  LENS_NEEDS_CHROMIUM();
+  Serve({.series = true});
+  const std::string dom =
+      Load(std::string("#/workloads/") + kLlamaUid, "workload");
+  EXPECT_THAT(dom, HasSubstr("id=\"stragglers-caption\""));
+  EXPECT_THAT(dom, Not(HasSubstr("Stragglers need utilisation samples")));
 }
 
 TEST_F(DashboardTest, UnknownWorkloadSaysNotFound) {

@@ -92,3 +92,48 @@ export function idleGpusCard(answer) {
     ], d.workloads || [], {empty: 'No allocated GPU stayed idle in this range.',
                            id: 'idle-gpus-table'})), {id: 'idle-gpus'});
 }
+
+const EVIDENCE_NAMES = {
+  gpu_throttle: 'throttling',
+  gpu_temperature: 'temperature',
+  gpu_power: 'power at cap',
+  gpu_power_cap: 'power cap',
+  gpu_ecc_errors: 'ECC errors',
+  rdma_port_errors: 'RDMA port errors',
+  rdma_congestion: 'RDMA congestion',
+  tcp_retransmits: 'TCP retransmits',
+};
+
+function evidenceText(e) {
+  const what = [EVIDENCE_NAMES[e.kind] || e.kind, e.name, e.device].filter(Boolean).join(' ');
+  const where = e.gpu ? `GPU ${e.gpu}: ` : '';
+  return `${where}${what} ${fmt.num(e.amount, 2)}`;
+}
+
+// The workload's slow GPUs and nodes over the page's range, with evidence.
+export function stragglersCard(answer) {
+  if (answer.unavailable) {
+    return card('Stragglers', note('Stragglers need utilisation samples: not available from ' +
+                                   `this API server (${answer.unavailable.message}).`),
+                {wide: true, id: 'stragglers'});
+  }
+  const d = answer.data;
+  const u = d.utilization;
+  const caption = u
+      ? `${fmt.num(d.gpus)} GPUs; median utilisation ${fmt.pct(u.median)}, ` +
+        `MAD ${fmt.pct(u.mad)}`
+      : `${fmt.num(d.gpus)} GPUs in range: too few to compare`;
+  return card('Stragglers', h('div', {},
+    h('p', {class: 'muted', id: 'stragglers-caption', text: caption}),
+    table([
+      {label: 'Scope', value: (s) => s.scope},
+      {label: 'Node', value: (s) => link(s.node, 'nodes', s.node)},
+      {label: 'GPU', value: (s) => (s.scope === 'node' ? (s.gpusOut || []).join(', ') : s.gpu)},
+      {label: 'Score', num: true, value: (s) => fmt.num(s.score, 1)},
+      {label: 'Utilisation', num: true,
+       value: (s) => (s.findings[0] ? fmt.pct(s.findings[0].value) : '—')},
+      {label: 'Evidence', value: (s) => (s.evidence.length
+          ? s.evidence.map(evidenceText).join('; ') : 'no evidence found')},
+    ], d.suspects || [], {empty: 'No GPU or node is out of line with the job.',
+                          id: 'stragglers-table'})), {wide: true, id: 'stragglers'});
+}

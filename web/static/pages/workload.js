@@ -1,10 +1,10 @@
 // #/workloads/<uid> — one workload: status, pods, the GPUs its containers
-// hold, training progress, goodput and MFU, runs, training events and pod
-// lifecycle.
+// hold, training progress, goodput and MFU, stragglers, runs, training events
+// and pod lifecycle.
 import * as api from '../api.js';
 import {badge, card, h, link, pageHead, stat, table} from '../dom.js';
 import * as fmt from '../format.js';
-import {goodputCard} from './insights.js';
+import {goodputCard, stragglersCard} from './insights.js';
 import {loadTraining, trainingCard} from './training.js';
 
 export function title(ctx) {
@@ -15,9 +15,14 @@ export async function render(ctx) {
   const uid = ctx.params.uid;
   const detail = await api.get(`/api/v1/workloads/${encodeURIComponent(uid)}`,
                                {signal: ctx.signal});
-  const [training, goodput] = await Promise.all([
+  const {from, to} = ctx.range;
+  const base = `/api/v1/workloads/${encodeURIComponent(uid)}`;
+  const [training, goodput, stragglers] = await Promise.all([
     loadTraining(uid, detail, ctx.signal),
-    api.optional(`/api/v1/workloads/${encodeURIComponent(uid)}/goodput`,
+    api.optional(`${base}/goodput`, {signal: ctx.signal}),
+    // The route answers at most 7 days: the range's last 7.
+    api.optional(api.withQuery(`${base}/stragglers`,
+                               {from: Math.max(from, to - 7 * 86400), to}),
                  {signal: ctx.signal}),
   ]);
   const w = detail.workload;
@@ -41,6 +46,7 @@ export async function render(ctx) {
                   `created ${fmt.dateTime(w.createdAt)}`)),
            trainingCard(ctx, training),
            goodputCard(goodput),
+           stragglersCard(stragglers),
            h('div', {class: 'grid two'},
              card('Pods', podTable(pods)),
              card('GPUs', gpuTable(detail.gpus || []))),
