@@ -89,10 +89,10 @@ struct RasBlockCounts {
 
 // One GPU at one moment. Counters not reported are nullopt.
 struct GpuHealthObservation {
-  int index = -1;          // the node's GPU index (the slot)
-  std::string serial;      // identity; "" when the board reports none
-  std::string unique_id;   // used when serial is ""
-  std::string bdf;         // used when both are ""
+  int index = -1;         // the node's GPU index (the slot)
+  std::string serial;     // identity; "" when the board reports none
+  std::string unique_id;  // used when serial is ""
+  std::string bdf;        // used when both are ""
   // Totals since driver load (NVML volatile, amdgpu RAS sums) and over the
   // board's life (NVML aggregate).
   std::optional<uint64_t> ecc_uncorrectable;
@@ -107,10 +107,23 @@ struct GpuHealthObservation {
   bool throttle_known = false;    // false: reasons not reported
 };
 
-enum class RdmaLinkState { kUnknown, kDown, kInit, kArmed, kActive, kActiveDefer };
+enum class RdmaLinkState {
+  kUnknown,
+  kDown,
+  kInit,
+  kArmed,
+  kActive,
+  kActiveDefer
+};
 enum class RdmaPhysState {
-  kUnknown, kSleep, kPolling, kDisabled, kPortConfigurationTraining,
-  kLinkUp, kLinkErrorRecovery, kPhyTest,
+  kUnknown,
+  kSleep,
+  kPolling,
+  kDisabled,
+  kPortConfigurationTraining,
+  kLinkUp,
+  kLinkErrorRecovery,
+  kPhyTest,
 };
 // Parses class/infiniband/<dev>/ports/<n>/state and phys_state, with or
 // without the numeric prefix ("4: ACTIVE", "ACTIVE", "5: LinkUp");
@@ -142,7 +155,7 @@ LENS_EXPORT std::string_view PortErrorCounterName(PortErrorCounter counter);
 
 // One RDMA port at one moment.
 struct PortHealthObservation {
-  std::string device;     // "mlx5_0" (with `port`, the slot)
+  std::string device;  // "mlx5_0" (with `port`, the slot)
   int port = 1;
   std::string node_guid;  // identity with `port`; "" falls back to the slot
   RdmaLinkState state = RdmaLinkState::kUnknown;
@@ -287,7 +300,8 @@ struct DeviceHealthStatus {
   bool link_seen_active = false;
 };
 
-// ---- computation -------------------------------------------------------------
+// ---- computation
+// -------------------------------------------------------------
 
 // Streaming health: feed each node's samples in time order; per-observation
 // cost is constant (it does not grow with history). Not thread-safe: one
@@ -328,7 +342,7 @@ class LENS_EXPORT DeviceHealthTracker {
 };
 
 struct DeviceHealthReport {
-  std::vector<DeviceHealthStatus> devices;   // as States()
+  std::vector<DeviceHealthStatus> devices;    // as States()
   std::vector<HealthTransition> transitions;  // by time, all of them
 };
 

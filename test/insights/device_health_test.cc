@@ -1,0 +1,419 @@
+// Device health on scripted, time-stamped histories (30 s samples, as the
+// node agent takes them), each expected answer worked out by hand in the
+// comments. Defaults: unhealthy clears after 3600 s quiet, degraded after
+// 1800 s; throttling degrades at 300 s within 600 s; correctable errors at
+// 100 within 3600 s; port errors per counter within 600 s.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lens/insights_health.h"
+
+namespace lens {
+namespace {
+
+using std::chrono::seconds;
+
+// 2026-01-01T00:00:00Z: history time 0.
+const Timestamp kT0 = Timestamp(seconds(1767225600));
+Timestamp At(int s) { return kT0 + seconds(s); }
+int SecondsOf(Timestamp t) {
+  return static_cast<int>(std::chrono::duration_cast<seconds>(t - kT0).count());
+}
+
+GpuHealthObservation Gpu(int index, std::string serial) {
+  GpuHealthObservation g;
+  g.index = index;
+  g.serial = std::move(serial);
+  g.ecc_uncorrectable = 0;
+  g.ecc_correctable = 0;
+  g.throttle_known = true;
+  return g;
+}
+
+PortHealthObservation Port(std::string device, int port, std::string guid) {
+  PortHealthObservation p;
+  p.device = std::move(device);
+  p.port = port;
+  p.node_guid = std::move(guid);
+  p.state = RdmaLinkState::kActive;
+  p.phys_state = RdmaPhysState::kLinkUp;
+  for (auto& e : p.errors) e = 0;
+  return p;
+}
+
+uint64_t& Err(PortHealthObservation& p, PortErrorCounter c) {
+  auto& slot = p.errors[static_cast<size_t>(c)];
+  if (!slot) slot = 0;
+  return *slot;
+}
+
+// One node's samples every 30 s over [0, end_s]; `fill` sets sample t's
+// values (it sees the previous sample's, so counters accumulate).
+std::vector<HealthSample> History(
+    const std::string& node, int end_s, HealthSample start,
+    const std::function<void(int t, HealthSample*)>& fill) {
+  std::vector<HealthSample> out;
+  HealthSample s = std::move(start);
+  s.node = node;
+  for (int t = 0; t <= end_s; t += 30) {
+    s.time = At(t);
+    fill(t, &s);
+    out.push_back(s);
+  }
+  return out;
+}
+
+DeviceHealthReport Compute(const std::vector<HealthSample>& samples,
+                           const DeviceHealthOptions& options = {}) {
+  auto report = ComputeDeviceHealth(samples, options);
+  EXPECT_TRUE(report.ok()) << report.status();
+  return report.ok() ? *report : DeviceHealthReport{};
+}
+
+const DeviceHealthStatus* Find(const DeviceHealthReport& r,
+                               const std::string& id) {
+  for (const auto& d : r.devices) {
+    if (d.device.id == id) return &d;
+  }
+  return nullptr;
+}
+
+std::vector<HealthTransition> Of(const DeviceHealthReport& r,
+                                 const std::string& id) {
+  std::vector<HealthTransition> out;
+  for (const auto& t : r.transitions) {
+    if (t.device.id == id) out.push_back(t);
+  }
+  return out;
+}
+
+TEST(DeviceHealthTest, GpuThatRecoversReturnsToHealthy) {
+  HealthSample start;
+  start.gpus = {Gpu(0, "S0"), Gpu(1, "S1")};
+  start.gpus[0].ecc_uncorrectable_lifetime = 3;  // old errors: no evidence
+  auto samples = History("n1", 7200, start, [](int t, HealthSample* s) {
+    // GPU 0: one new uncorrectable error at 600 s.
+    if (t == 600) s->gpus[0].ecc_uncorrectable_lifetime = 4;
+    // GPU 1: power capping all along (not evidence); thermal throttling on
+    // the samples 1200..1800 s.
+    s->gpus[1].throttle_reasons =
+        kThrottlePowerCap |
+        (t >= 1200 && t <= 1800 ? uint32_t{kThrottleHwThermal} : 0u);
+  });
+  DeviceHealthReport r = Compute(samples);
+
+  // GPU 0: unhealthy at once at 600; quiet from then, clear at 600 + 3600.
+  auto g0 = Of(r, "S0");
+  ASSERT_EQ(g0.size(), 2u);
+  EXPECT_EQ(SecondsOf(g0[0].time), 600);
+  EXPECT_EQ(g0[0].from, DeviceHealth::kHealthy);
+  EXPECT_EQ(g0[0].to, DeviceHealth::kUnhealthy);
+  EXPECT_EQ(g0[0].cause.signal, HealthSignal::kEccUncorrectable);
+  EXPECT_EQ(g0[0].cause.counter, "ecc_uncorrectable_errors_lifetime");
+  EXPECT_EQ(g0[0].cause.amount, 1u);
+  EXPECT_EQ(SecondsOf(g0[1].time), 4200);
+  EXPECT_EQ(g0[1].to, DeviceHealth::kHealthy);
+  EXPECT_TRUE(g0[1].cleared);
+
+  // GPU 1: each throttled sample counts the 30 s since the one before:
+  // 1200, 1230, ..., 1470 is ten samples = 300 s -> degraded at 1470. The
+  // last throttled sample is 1800 -> healthy at 1800 + 1800 = 3600.
+  auto g1 = Of(r, "S1");
+  ASSERT_EQ(g1.size(), 2u);
+  EXPECT_EQ(SecondsOf(g1[0].time), 1470);
+  EXPECT_EQ(g1[0].to, DeviceHealth::kDegraded);
+  EXPECT_EQ(g1[0].cause.signal, HealthSignal::kThrottle);
+  EXPECT_EQ(g1[0].cause.counter, "hw_thermal");
+  EXPECT_EQ(g1[0].cause.amount, 300u);
+  EXPECT_EQ(SecondsOf(g1[1].time), 3600);
+  EXPECT_EQ(g1[1].to, DeviceHealth::kHealthy);
+
+  for (const auto& d : r.devices) {
+    EXPECT_EQ(d.state, DeviceHealth::kHealthy) << d.device.id;
+    EXPECT_FALSE(d.cause.has_value());
+  }
+  EXPECT_EQ(SecondsOf(Find(r, "S0")->since), 4200);
+}
+
+TEST(DeviceHealthTest, FlappingPortDoesNotFlapTheState) {
+  HealthSample start;
+  start.ports = {Port("mlx5_0", 1, "946d:ae03:004a:1b20")};
+  auto samples = History("n1", 3 * 3600, start, [](int t, HealthSample* s) {
+    PortHealthObservation& p = s->ports[0];
+    const bool down = t == 600 || t == 630 || t == 900 || t == 1500;
+    p.state = down ? RdmaLinkState::kDown : RdmaLinkState::kActive;
+    p.phys_state = down ? RdmaPhysState::kPolling : RdmaPhysState::kLinkUp;
+    if (t == 600 || t == 900 || t == 1500) {
+      ++Err(p, PortErrorCounter::kLinkDowned);
+    }
+  });
+  DeviceHealthReport r = Compute(samples);
+  // Down at 600 -> unhealthy; the downs at 630, 900 and 1500 renew it, and
+  // link_downed (threshold 1) holds degraded until 1500 + 1800 = 3300,
+  // under the unhealthy state. Unhealthy clears at 1500 + 3600 = 5100.
+  // Three up/down cycles, two transitions.
+  auto t = Of(r, "946d:ae03:004a:1b20/1");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(SecondsOf(t[0].time), 600);
+  EXPECT_EQ(t[0].to, DeviceHealth::kUnhealthy);
+  EXPECT_EQ(t[0].cause.signal, HealthSignal::kLinkDown);
+  EXPECT_EQ(t[0].cause.detail, "DOWN/Polling");
+  EXPECT_EQ(SecondsOf(t[1].time), 5100);
+  EXPECT_EQ(t[1].from, DeviceHealth::kUnhealthy);
+  EXPECT_EQ(t[1].to, DeviceHealth::kHealthy);
+  EXPECT_EQ(t[1].cause.signal, HealthSignal::kLinkDown);
+  EXPECT_EQ(SecondsOf(t[1].cause.at), 1500);
+  const DeviceHealthStatus* port = Find(r, "946d:ae03:004a:1b20/1");
+  ASSERT_NE(port, nullptr);
+  EXPECT_EQ(port->state, DeviceHealth::kHealthy);
+  EXPECT_EQ(port->device.device, "mlx5_0");
+  EXPECT_EQ(port->device.port, 1);
+  EXPECT_TRUE(port->link_seen_active);
+}
+
+TEST(DeviceHealthTest, SwappedGpuStartsCleanAndTheOldOneKeepsItsHistory) {
+  auto tracker = DeviceHealthTracker::Create({});
+  ASSERT_TRUE(tracker.ok());
+  auto observe = [&](const std::string& node, int t, GpuHealthObservation g) {
+    HealthSample s;
+    s.node = node;
+    s.time = At(t);
+    s.gpus = {std::move(g)};
+    ASSERT_TRUE((*tracker)->Observe(s).ok());
+  };
+  GpuHealthObservation a = Gpu(3, "A");
+  for (int t = 0; t <= 870; t += 30) {
+    if (t == 300) a.ecc_uncorrectable = 2;  // +2: unhealthy at 300
+    observe("n1", t, a);
+  }
+  // Index 3 now holds board B, whose counters (5 since load, 40 over its
+  // life) are higher than A's: no evidence, B starts clean.
+  GpuHealthObservation b = Gpu(3, "B");
+  b.ecc_uncorrectable = 5;
+  b.ecc_uncorrectable_lifetime = 40;
+  for (int t = 900; t <= 1170; t += 30) observe("n1", t, b);
+  auto sb = (*tracker)->State(HealthDeviceKind::kGpu, "B");
+  ASSERT_TRUE(sb.ok());
+  EXPECT_EQ(sb->state, DeviceHealth::kHealthy);
+  EXPECT_EQ(sb->transitions, 0u);
+  EXPECT_EQ(SecondsOf(sb->first_seen), 900);
+  EXPECT_TRUE(sb->present);
+  auto sa = (*tracker)->State(HealthDeviceKind::kGpu, "A");
+  ASSERT_TRUE(sa.ok());
+  EXPECT_EQ(sa->state, DeviceHealth::kUnhealthy);
+  EXPECT_FALSE(sa->present);
+  EXPECT_EQ(SecondsOf(sa->last_seen), 870);
+  EXPECT_EQ(SecondsOf(*sa->clears_at), 300 + 3600);
+
+  // B's own history: 5 -> 6 at 1200 is unhealthy for B.
+  b.ecc_uncorrectable = 6;
+  observe("n1", 1200, b);
+  // A shows up in node n2 at 2000 with its counter where it was (2): its
+  // history continues there, still unhealthy, no new transition.
+  observe("n2", 2000, a);
+  auto after = (*tracker)->TransitionsSince(kT0);
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0].device.id, "A");
+  EXPECT_EQ(SecondsOf(after[0].time), 300);
+  EXPECT_EQ(after[0].cause.amount, 2u);
+  EXPECT_EQ(after[1].device.id, "B");
+  EXPECT_EQ(SecondsOf(after[1].time), 1200);
+  EXPECT_EQ(after[1].cause.amount, 1u);
+  sa = (*tracker)->State(HealthDeviceKind::kGpu, "A");
+  EXPECT_TRUE(sa->present);
+  EXPECT_EQ(sa->device.node, "n2");
+  EXPECT_EQ(sa->device.device, "3");
+  EXPECT_EQ(sa->transitions, 1u);
+  // B's slot is untouched by A's move.
+  EXPECT_TRUE((*tracker)->State(HealthDeviceKind::kGpu, "B")->present);
+}
+
+TEST(DeviceHealthTest, CounterThatGoesDownIsAResetNotEvidence) {
+  HealthSample start;
+  start.gpus = {Gpu(0, "S")};
+  start.gpus[0].ecc_uncorrectable = 5;
+  start.gpus[0].ecc_correctable = 1000;
+  start.ports = {Port("mlx5_0", 1, "g0")};
+  Err(start.ports[0], PortErrorCounter::kSymbolError) = 5000;
+  auto samples = History("n1", 1800, start, [](int t, HealthSample* s) {
+    if (t == 600) {  // driver reload: every total restarts
+      s->gpus[0].ecc_uncorrectable = 0;
+      s->gpus[0].ecc_correctable = 0;
+      Err(s->ports[0], PortErrorCounter::kSymbolError) = 0;
+    }
+    if (t == 630) Err(s->ports[0], PortErrorCounter::kSymbolError) = 3;
+    if (t == 900) s->gpus[0].ecc_uncorrectable = 1;  // a real new error
+  });
+  DeviceHealthReport r = Compute(samples);
+  // Unsigned 0 - 5 would be a huge increase; here it is a new baseline.
+  // The first evidence is +1 at 900 after the reset (0 -> 1).
+  auto g = Of(r, "S");
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(SecondsOf(g[0].time), 900);
+  EXPECT_EQ(g[0].cause.amount, 1u);
+  EXPECT_EQ(Find(r, "S")->counter_resets, 2u);
+  // The port: reset, then +3 symbol errors (< 100 in 600 s): healthy.
+  EXPECT_TRUE(Of(r, "g0/1").empty());
+  EXPECT_EQ(Find(r, "g0/1")->counter_resets, 1u);
+  EXPECT_EQ(Find(r, "g0/1")->state, DeviceHealth::kHealthy);
+}
+
+TEST(DeviceHealthTest, NicThatDropsPacketsWhileTheGpusAreFine) {
+  HealthSample start;
+  for (int i = 0; i < 8; ++i) {
+    start.gpus.push_back(Gpu(i, "GPU" + std::to_string(i)));
+    start.ports.push_back(
+        Port("mlx5_" + std::to_string(i), 1, "guid" + std::to_string(i)));
+  }
+  auto samples = History("n1", 3600, start, [](int t, HealthSample* s) {
+    // Busy GPUs: power capping, a correctable error every 120 s (30 per
+    // hour, under 100): fine.
+    for (auto& g : s->gpus) {
+      g.throttle_reasons = kThrottlePowerCap;
+      if (t % 120 == 0 && t > 0) ++*g.ecc_correctable;
+    }
+    PortHealthObservation& p = s->ports[3];
+    if (t >= 300 && t <= 1200) {
+      Err(p, PortErrorCounter::kPortRcvErrors) += 4;
+      Err(p, PortErrorCounter::kPortXmitDiscards) += 1;  // 20 per 600 s
+    }
+  });
+  DeviceHealthReport r = Compute(samples);
+  // port_rcv_errors in 600 s: 4 at 300, 8 at 330, 12 at 360 >= 10 ->
+  // degraded at 360. The last increase is at 1200 -> healthy at 3000.
+  ASSERT_EQ(r.transitions.size(), 2u);
+  EXPECT_EQ(r.transitions[0].device.id, "guid3/1");
+  EXPECT_EQ(SecondsOf(r.transitions[0].time), 360);
+  EXPECT_EQ(r.transitions[0].to, DeviceHealth::kDegraded);
+  EXPECT_EQ(r.transitions[0].cause.counter, "port_rcv_errors");
+  EXPECT_EQ(r.transitions[0].cause.amount, 12u);
+  EXPECT_EQ(r.transitions[0].cause.detail,
+            "port_rcv_errors: 12 in 600 s (>= 10)");
+  EXPECT_EQ(r.transitions[1].device.id, "guid3/1");
+  EXPECT_EQ(SecondsOf(r.transitions[1].time), 3000);
+  EXPECT_EQ(r.transitions[1].to, DeviceHealth::kHealthy);
+  ASSERT_EQ(r.devices.size(), 16u);
+
+  // Mid-way (samples up to 600 s), the port leads the list, alone.
+  std::vector<HealthSample> first(samples.begin(), samples.begin() + 21);
+  DeviceHealthReport mid = Compute(first);
+  ASSERT_EQ(mid.devices.size(), 16u);
+  EXPECT_EQ(mid.devices[0].device.id, "guid3/1");
+  EXPECT_EQ(mid.devices[0].state, DeviceHealth::kDegraded);
+  EXPECT_EQ(SecondsOf(*mid.devices[0].clears_at), 600 + 1800);
+  for (size_t i = 1; i < mid.devices.size(); ++i) {
+    EXPECT_EQ(mid.devices[i].state, DeviceHealth::kHealthy);
+  }
+  // Then the GPUs by index, then the other ports.
+  EXPECT_EQ(mid.devices[1].device.id, "GPU0");
+  EXPECT_EQ(mid.devices[8].device.id, "GPU7");
+  EXPECT_EQ(mid.devices[9].device.kind, HealthDeviceKind::kRdmaPort);
+}
+
+TEST(DeviceHealthTest, WorseEvidenceEscalatesAndClearsOneLevelAtATime) {
+  HealthSample start;
+  start.gpus = {Gpu(0, "S")};
+  auto samples = History("n1", 7500, start, [](int t, HealthSample* s) {
+    s->gpus[0].throttle_reasons =
+        t <= 5400 ? uint32_t{kThrottleHwSlowdown} : 0u;
+    if (t == 600) s->gpus[0].ecc_uncorrectable = 1;
+  });
+  DeviceHealthReport r = Compute(samples);
+  // The first sample has no interval behind it; 30..300 s is 300 s
+  // throttled -> degraded at 300. +1 uncorrectable at 600 -> unhealthy.
+  // That clears at 4200 while throttling (until 5400) still holds
+  // degraded; degraded clears at 5400 + 1800 = 7200.
+  ASSERT_EQ(r.transitions.size(), 4u);
+  const int times[] = {300, 600, 4200, 7200};
+  const DeviceHealth to[] = {DeviceHealth::kDegraded, DeviceHealth::kUnhealthy,
+                             DeviceHealth::kDegraded, DeviceHealth::kHealthy};
+  const HealthSignal cause[] = {
+      HealthSignal::kThrottle, HealthSignal::kEccUncorrectable,
+      HealthSignal::kEccUncorrectable, HealthSignal::kThrottle};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(SecondsOf(r.transitions[i].time), times[i]) << i;
+    EXPECT_EQ(r.transitions[i].to, to[i]) << i;
+    EXPECT_EQ(r.transitions[i].cause.signal, cause[i]) << i;
+    EXPECT_EQ(r.transitions[i].cleared, i >= 2) << i;
+    EXPECT_EQ(r.transitions[i].sequence, i + 1);
+  }
+}
+
+TEST(DeviceHealthTest, RatesBelowThresholdsAreNotEvidence) {
+  HealthSample start;
+  start.gpus = {Gpu(0, "slow"), Gpu(1, "fast")};
+  start.ports = {Port("mlx5_0", 1, "g")};
+  auto samples = History("n1", 3 * 3600, start, [](int t, HealthSample* s) {
+    if (t > 0 && t % 60 == 0) ++*s->gpus[0].ecc_correctable;  // 60 / h
+    if (t > 0 && t <= 1200) *s->gpus[1].ecc_correctable += 10;
+    if (t > 0 && t % 300 == 0)
+      ++Err(s->ports[0], PortErrorCounter::kSymbolError);
+  });
+  DeviceHealthReport r = Compute(samples);
+  // "slow": at most 60 in any 3600 s: never. "fast": 10 per sample from
+  // 30 s; the 10th increase (300 s) makes 100 -> degraded at 300; the last
+  // increase is at 1200 -> healthy at 3000. The port's 1 symbol error per
+  // 300 s (2 per 600 s) stays under 100.
+  EXPECT_TRUE(Of(r, "slow").empty());
+  EXPECT_TRUE(Of(r, "g/1").empty());
+  auto fast = Of(r, "fast");
+  ASSERT_EQ(fast.size(), 2u);
+  EXPECT_EQ(SecondsOf(fast[0].time), 300);
+  EXPECT_EQ(fast[0].cause.signal, HealthSignal::kEccCorrectable);
+  EXPECT_EQ(fast[0].cause.amount, 100u);
+  EXPECT_EQ(SecondsOf(fast[1].time), 3000);
+}
+
+TEST(DeviceHealthTest, PortNeverActiveIsNotDownButALostLinkIs) {
+  HealthSample start;
+  start.ports = {Port("mlx5_0", 1, "g"), Port("mlx5_0", 2, "g")};
+  start.ports[1].state = RdmaLinkState::kDown;
+  start.ports[1].phys_state = RdmaPhysState::kDisabled;  // uncabled
+  start.ports[0].state = RdmaLinkState::kInit;           // waiting for the SM
+  start.ports[0].phys_state = RdmaPhysState::kLinkUp;
+  auto samples = History("n1", 1200, start, [](int t, HealthSample* s) {
+    if (t == 60) s->ports[0].state = RdmaLinkState::kActive;
+    if (t == 600) s->ports[0].state = RdmaLinkState::kInit;  // SM lost
+  });
+  DeviceHealthReport r = Compute(samples);
+  // Port 2 never came up: healthy, not "down". Port 1 was INIT before it
+  // was ever ACTIVE (bring-up), then ACTIVE at 60, INIT at 600: unhealthy.
+  EXPECT_TRUE(Of(r, "g/2").empty());
+  EXPECT_FALSE(Find(r, "g/2")->link_seen_active);
+  auto t = Of(r, "g/1");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(SecondsOf(t[0].time), 600);
+  EXPECT_EQ(t[0].cause.detail, "INIT/LinkUp");
+  EXPECT_EQ(r.devices[0].device.id, "g/1");
+  EXPECT_EQ(r.devices[0].state, DeviceHealth::kUnhealthy);
+}
+
+TEST(DeviceHealthTest, AmdRasBlocksNameTheBlockAndCountOnce) {
+  HealthSample start;
+  start.gpus = {Gpu(0, "MI300X-1")};
+  auto& g = start.gpus[0];
+  for (const char* block : {"umc", "gfx", "sdma"}) {
+    g.ras_blocks.push_back({block, 0, 0});
+  }
+  auto samples = History("n1", 1800, start, [](int t, HealthSample* s) {
+    auto& g = s->gpus[0];
+    if (t == 300) {  // one uncorrectable error in UMC (HBM); the total too
+      g.ras_blocks[0].uncorrectable = 1;
+      g.ecc_uncorrectable = 1;
+    }
+  });
+  DeviceHealthReport r = Compute(samples);
+  auto t = Of(r, "MI300X-1");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(SecondsOf(t[0].time), 300);
+  EXPECT_EQ(t[0].cause.signal, HealthSignal::kRasUncorrectable);
+  EXPECT_EQ(t[0].cause.counter, "umc");
+  EXPECT_EQ(t[0].cause.detail, "umc ue +1");
+  EXPECT_EQ(Find(r, "MI300X-1")->cause->counter, "umc");
+}
+
+}  // namespace
+}  // namespace lens
