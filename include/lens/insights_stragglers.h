@@ -36,6 +36,7 @@
 
 namespace lens {
 
+class Store;             // lens/store.h
 class TimeSeriesSource;  // lens/timeseries.h
 
 // ---- input -----------------------------------------------------------------
@@ -242,6 +243,20 @@ ReadStragglerEvidence(TimeSeriesSource& source,
                       std::span<const std::string> nodes,
                       std::span<const std::string> pods, Timestamp from,
                       Timestamp to, std::chrono::milliseconds step);
+
+// A workload's stragglers over [from, to] from what Lens stores: its GPUs
+// are the holdings of its pods' containers (ReadGpuHoldings), their
+// utilisation from `series` at `step`, and the evidence of the nodes found
+// out (ReadStragglerEvidence). Per-rank step times are not stored, so this
+// compares utilisation. NotFound for an unknown workload.
+struct WorkloadStragglers {
+  int32_t gpus = 0;  // the workload's GPUs in the range
+  StragglerReport report;
+};
+LENS_EXPORT StatusOr<WorkloadStragglers> FindWorkloadStragglers(
+    Store& store, TimeSeriesSource& series, std::string_view workload_uid,
+    Timestamp from, Timestamp to, std::chrono::milliseconds step,
+    const StragglerOptions& options = {});
 
 }  // namespace lens
 

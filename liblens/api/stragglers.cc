@@ -3,9 +3,7 @@
 // evidence the time series hold for the nodes found out (docs/insights.md).
 #include <algorithm>
 #include <chrono>
-#include <set>
 #include <string>
-#include <utility>
 
 #include "api/api_json.h"
 #include "api/params.h"
@@ -90,8 +88,6 @@ void WriteSuspect(JsonWriter& w, const StragglerSuspect& s) {
 Status GetWorkloadStragglers(const ApiContext& ctx, const RouteSpec&,
                              const HttpRequest& req, JsonWriter& w) {
   const std::string uid = PathParam(req, "uid");
-  LENS_ASSIGN_OR_RETURN(WorkloadRecord workload,
-                        ctx.store->pods().GetWorkload(uid));
   LENS_ASSIGN_OR_RETURN(std::optional<Timestamp> to_param,
                         TimeParam(req, "to"));
   LENS_ASSIGN_OR_RETURN(std::optional<Timestamp> from_param,
@@ -110,40 +106,15 @@ Status GetWorkloadStragglers(const ApiContext& ctx, const RouteSpec&,
       30, (to_s - from_s + kStragglerMaxSteps - 1) / kStragglerMaxSteps);
   const Timestamp from{std::chrono::seconds(from_s)};
   const Timestamp to{std::chrono::seconds(to_s)};
-  // The job's GPUs and pods: its pods' containers' holdings in the range.
-  LENS_ASSIGN_OR_RETURN(std::vector<GpuHolding> holdings,
-                        ReadGpuHoldings(*ctx.store, from, to));
-  std::set<std::pair<std::string, std::string>> gpus;
-  std::set<std::string> pod_set;
-  for (const GpuHolding& h : holdings) {
-    if (h.workload_uid != workload.uid) continue;
-    gpus.emplace(h.node, h.gpu);
-    pod_set.insert(h.namespace_name + "/" + h.pod_name);
-  }
-  StragglerInput input;
-  input.from = from;
-  input.to = to;
   LENS_ASSIGN_OR_RETURN(
-      std::vector<GpuUtilizationSeries> utilization,
-      ReadGpuUtilization(*ctx.series, from, to, std::chrono::seconds(step_s)));
-  for (GpuUtilizationSeries& s : utilization) {
-    if (gpus.count({s.node, s.gpu})) input.utilization.push_back(std::move(s));
-  }
-  const StragglerOptions options;
-  LENS_ASSIGN_OR_RETURN(std::vector<std::string> nodes,
-                        FindStragglerSuspectNodes(input, options));
-  const std::vector<std::string> pods(pod_set.begin(), pod_set.end());
-  if (!nodes.empty()) {
-    LENS_ASSIGN_OR_RETURN(
-        input.evidence,
-        ReadStragglerEvidence(*ctx.series, nodes, pods, from, to,
-                              std::chrono::seconds(step_s)));
-  }
-  LENS_ASSIGN_OR_RETURN(StragglerReport report, FindStragglers(input, options));
+      WorkloadStragglers found,
+      FindWorkloadStragglers(*ctx.store, *ctx.series, uid, from, to,
+                             std::chrono::seconds(step_s)));
+  const StragglerReport& report = found.report;
   w.StartObject();
   Int(w, "from", from_s);
   Int(w, "to", to_s);
-  Int(w, "gpus", static_cast<int64_t>(gpus.size()));
+  Int(w, "gpus", found.gpus);
   WriteStats(w, "utilization", report.utilization);
   WriteStats(w, "stepTime", report.step_time);
   w.Key("suspects");
