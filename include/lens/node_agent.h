@@ -203,6 +203,16 @@ class LENS_EXPORT NodeAgent {
   // with that cycle's snapshot. Set before Start(); must not block for long.
   using InventoryListener = std::function<void(const NodeSnapshot&)>;
   void SetInventoryListener(InventoryListener listener);
+  // Called on the loop's thread after every cycle, with its snapshot (the
+  // node service feeds its device health tracker). Set before Start();
+  // must not block for long.
+  using CycleListener = std::function<void(const NodeSnapshot&)>;
+  void SetCycleListener(CycleListener listener);
+  // Appends more metric families to every /metrics answer, after the
+  // agent's own (rendered on each scrape, not cached). Set before the HTTP
+  // server starts.
+  using MetricsAppender = std::function<void(std::string* out)>;
+  void SetMetricsAppender(MetricsAppender appender);
 
  private:
   struct Impl;

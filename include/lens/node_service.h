@@ -32,6 +32,7 @@
 #include "lens/export.h"
 #include "lens/flow.h"
 #include "lens/http.h"
+#include "lens/insights_health.h"
 #include "lens/node_agent.h"
 #include "lens/status.h"
 
@@ -56,6 +57,9 @@ struct LENS_EXPORT NodeServiceOptions {
   HostRoots roots;
   std::optional<NodeAgentOptions> agent;  // nullopt: no probes, no node API
   HttpServerOptions agent_http;
+  // Device health from the agent's cycles (lens_gpu_health,
+  // lens_rdma_port_health, GET /health/devices); with the agent.
+  DeviceHealthOptions health;
   std::optional<ContainerTrackerOptions> containers;  // nullopt: off
   // Streams the tracker's changes to lens-jobs; needs `containers`.
   std::optional<ContainerEventSenderOptions> events;

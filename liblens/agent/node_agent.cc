@@ -49,6 +49,8 @@ struct NodeAgent::Impl {
   std::shared_ptr<NodeSnapshot> spare;              // GUARDED_BY(run_mu)
   uint64_t last_rescans = 0;                        // GUARDED_BY(run_mu)
   NodeAgent::InventoryListener inventory_listener;  // GUARDED_BY(run_mu)
+  NodeAgent::CycleListener cycle_listener;          // GUARDED_BY(run_mu)
+  NodeAgent::MetricsAppender metrics_appender;      // set before serving
   // One per collector after the first. Idle between cycles (RunCycle waits
   // for every task it posts).
   std::vector<std::unique_ptr<agent::Worker>> workers;
@@ -152,6 +154,7 @@ struct NodeAgent::Impl {
     }
     spare = std::move(prev);
     if (inventory_changed && inventory_listener) inventory_listener(*published);
+    if (cycle_listener) cycle_listener(*published);
     return first_error;
   }
 };
@@ -225,7 +228,19 @@ std::string NodeAgent::RenderMetrics() const {
       agent::RenderCompatMetrics(*snap, &impl_->rendered);
     impl_->rendered_cycle = snap->cycle;
   }
-  return impl_->rendered;
+  if (!impl_->metrics_appender) return impl_->rendered;
+  std::string out = impl_->rendered;
+  impl_->metrics_appender(&out);
+  return out;
+}
+
+void NodeAgent::SetCycleListener(CycleListener listener) {
+  std::lock_guard lock(impl_->run_mu);
+  impl_->cycle_listener = std::move(listener);
+}
+
+void NodeAgent::SetMetricsAppender(MetricsAppender appender) {
+  impl_->metrics_appender = std::move(appender);
 }
 
 void NodeAgent::SetInventoryListener(InventoryListener listener) {

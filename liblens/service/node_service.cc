@@ -2,12 +2,16 @@
 // reverse.
 #include "lens/node_service.h"
 
+#include <charconv>
+
 #include "lens/insights_placement.h"
 #include "lens/log.h"
+#include "service/node_health.h"
 
 namespace lens {
 
 struct NodeService::Impl {
+  std::unique_ptr<service::NodeDeviceHealth> health;  // outlives the agent
   std::unique_ptr<NodeAgent> agent;
   std::unique_ptr<HttpServer> agent_http;
   std::unique_ptr<ContainerTracker> tracker;
@@ -24,6 +28,7 @@ struct NodeService::Impl {
 Status NodeServiceOptions::Validate() const {
   if (agent) LENS_RETURN_IF_ERROR(agent->Validate().WithContext("agent"));
   if (agent) LENS_RETURN_IF_ERROR(agent_http.Validate().WithContext("agent"));
+  if (agent) LENS_RETURN_IF_ERROR(health.Validate().WithContext("health"));
   if (events && !containers) {
     return InvalidArgumentError(
         "events: the container event stream needs container tracking");
@@ -46,6 +51,30 @@ StatusOr<std::unique_ptr<NodeService>> NodeService::Start(
     LENS_ASSIGN_OR_RETURN(s.agent_http, HttpServer::Create(options.agent_http));
     s.agent = std::make_unique<NodeAgent>(a, DefaultNodeCollectors(a));
     s.agent->RegisterRoutes(*s.agent_http);
+    LENS_ASSIGN_OR_RETURN(s.health,
+                          service::NodeDeviceHealth::Create(options.health));
+    service::NodeDeviceHealth* health = s.health.get();
+    s.agent->SetCycleListener(
+        [health](const NodeSnapshot& snap) { health->Observe(snap); });
+    s.agent->SetMetricsAppender(
+        [health](std::string* out) { health->RenderMetrics(out); });
+    s.agent_http->Handle(
+        "GET", "/health/devices",
+        [health](const HttpRequest& req, HttpResponse* out) {
+          std::optional<uint64_t> after;
+          if (auto it = req.query.find("after"); it != req.query.end()) {
+            uint64_t v = 0;
+            const std::string& text = it->second;
+            auto [end, ec] =
+                std::from_chars(text.data(), text.data() + text.size(), v);
+            if (ec != std::errc() || end != text.data() + text.size()) {
+              RespondError(400, "after: not a transition sequence number", out);
+              return;
+            }
+            after = v;
+          }
+          RespondData(health->Json(after), out);
+        });
   }
   if (options.containers) {
     s.SetUpContainers(options);

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 #include "lens/node_agent.h"
 #include "lens/node_service.h"
@@ -125,6 +127,100 @@ TEST_F(RestTest, NodeWithoutGpusAnswers404ForTheDriverVersion) {
   EXPECT_EQ(version["code"].GetInt(), 404);
   auto gpus = Data(c.Get("/gpus"));
   EXPECT_EQ(gpus["data"].Size(), 0u);
+}
+
+// The lens_gpu_health samples of a /metrics body with this value.
+int GpuHealthLines(const std::string& body, const std::string& value) {
+  int n = 0;
+  std::istringstream lines(body);
+  for (std::string line; std::getline(lines, line);) {
+    n += line.rfind("lens_gpu_health{", 0) == 0 && line.size() > value.size() &&
+         line.compare(line.size() - value.size() - 1, std::string::npos,
+                      " " + value) == 0;
+  }
+  return n;
+}
+
+// Device health from the agent's cycles: on a copy of the MI300X host every
+// GPU and port starts healthy; one uncorrectable HBM error on every GPU
+// more (amdgpu's "ue: %lu\nce: %lu\n" RAS file) makes the eight GPUs unhealthy
+// at the next cycle, each with its cause, a transition and the metric at 2.
+TEST_F(RestTest, DeviceHealthFollowsTheCyclesAndExplainsItself) {
+  const std::string root =
+      ::testing::TempDir() + "rest-health-" + std::to_string(::getpid());
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root);
+  std::filesystem::copy(kHosts + "mi300x-8x-mlx5/sys", root + "/sys",
+                        std::filesystem::copy_options::recursive |
+                            std::filesystem::copy_options::copy_symlinks);
+  Config config = FixtureConfig("mi300x-8x-mlx5");
+  config.node_exporter.sysfs_root = root + "/sys";
+  config.node_exporter.interval = std::chrono::milliseconds(100);
+  Start(config);
+  httplib::Client client("127.0.0.1", port_);
+  auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("# TYPE lens_gpu_health gauge"),
+            std::string::npos);
+  EXPECT_NE(metrics->body.find("lens_gpu_health{gpu=\"0\",id="),
+            std::string::npos)
+      << metrics->body.substr(0, 2000);
+  EXPECT_EQ(GpuHealthLines(metrics->body, "0"), 8);
+  rapidjson::Document d = Data(client.Get("/health/devices"));
+  ASSERT_TRUE(d["data"]["devices"].IsArray());
+  EXPECT_EQ(d["data"]["devices"].Size(), 16u);  // 8 GPUs, 8 ports
+  for (const auto& dev : d["data"]["devices"].GetArray()) {
+    EXPECT_STREQ(dev["state"].GetString(), "healthy");
+  }
+  EXPECT_EQ(d["data"]["transitions"].Size(), 0u);
+
+  int rewritten = 0;
+  for (const auto& e :
+       std::filesystem::recursive_directory_iterator(root + "/sys/devices")) {
+    if (e.path().filename() != "umc_err_count") continue;
+    // One more than the file says (one GPU already had an error before the
+    // agent started: a count, not a new error, so it started healthy).
+    std::ifstream in(e.path());
+    std::string key;
+    uint64_t ue = 0;
+    in >> key >> ue;
+    in.close();
+    std::ofstream(e.path(), std::ios::trunc) << "ue: " << ue + 1 << "\nce: 0\n";
+    ++rewritten;
+  }
+  ASSERT_EQ(rewritten, 8);
+  int unhealthy = 0;
+  for (int i = 0; i < 100 && unhealthy < 8; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    d = Data(client.Get("/health/devices"));
+    unhealthy = 0;
+    for (const auto& dev : d["data"]["devices"].GetArray()) {
+      unhealthy += std::string(dev["state"].GetString()) == "unhealthy";
+    }
+  }
+  ASSERT_EQ(unhealthy, 8);
+  for (const auto& dev : d["data"]["devices"].GetArray()) {
+    if (std::string(dev["kind"].GetString()) != "gpu") continue;
+    EXPECT_STREQ(dev["cause"]["counter"].GetString(),
+                 "ecc_uncorrectable_errors");
+    EXPECT_EQ(dev["cause"]["amount"].GetUint64(), 1u);
+    EXPECT_TRUE(dev["clearsAt"].IsNumber());
+  }
+  ASSERT_EQ(d["data"]["transitions"].Size(), 8u);
+  EXPECT_STREQ(d["data"]["transitions"][0]["to"].GetString(), "unhealthy");
+  const uint64_t last = d["data"]["transitions"][7]["sequence"].GetUint64();
+  d = Data(client.Get("/health/devices?after=" + std::to_string(last)));
+  EXPECT_EQ(d["data"]["transitions"].Size(), 0u);
+  Data(client.Get("/health/devices?after=x"), 400);
+  metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("lens_device_health_transitions_total{kind="
+                               "\"gpu\",to=\"unhealthy\"} 8"),
+            std::string::npos);
+  EXPECT_EQ(GpuHealthLines(metrics->body, "2"), 8);
+  EXPECT_EQ(GpuHealthLines(metrics->body, "0"), 0);
+  service_.reset();
+  std::filesystem::remove_all(root);
 }
 
 TEST_F(RestTest, PodsWithTrackingOffSaysWhy) {
