@@ -1,6 +1,7 @@
-// lens.goodput(store, uid), lens.idle_gpus(store, ...) and lens.gpu_peaks():
-// the insights of lens/insights.h as plain dicts (times in Unix seconds),
-// read through a Store like lens.containers().
+// lens.goodput, lens.idle_gpus, lens.stragglers, lens.device_health,
+// lens.node_placement and lens.gpu_peaks: the insights of
+// lens/insights*.h as plain dicts (times in Unix seconds), read through a
+// Store (and its sample history) like lens.containers().
 #include <pybind11/stl.h>
 
 #include <chrono>
@@ -9,6 +10,9 @@
 
 #include "errors.h"
 #include "lens/insights.h"
+#include "lens/insights_health.h"
+#include "lens/insights_placement.h"
+#include "lens/insights_stragglers.h"
 #include "lens/timeseries.h"
 #include "store_bindings.h"
 
@@ -152,6 +156,132 @@ void BindInsights(py::module_& m) {
       "the store's containers and its sample history: 'episodes' (holder, "
       "since, until, ongoing, GPU-hours) and 'workloads' (GPUs idle now, "
       "GPU-hours). Raises InvalidArgumentError for bad options.");
+  m.def(
+      "stragglers",
+      [](Store& store, const std::string& uid, double from_s, double to_s) {
+        std::optional<StatusOr<WorkloadStragglers>> result;
+        {
+          py::gil_scoped_release release;
+          std::unique_ptr<TimeSeriesSource> source =
+              NewSampleHistorySource(&store);
+          result.emplace(FindWorkloadStragglers(
+              store, *source, uid, FromUnixSeconds(from_s),
+              FromUnixSeconds(to_s), std::chrono::seconds(30)));
+        }
+        ThrowIfError(result->status());
+        const StragglerReport& r = (*result)->report;
+        py::list suspects;
+        for (const StragglerSuspect& sus : r.suspects) {
+          py::list evidence;
+          for (const StragglerEvidence& e : sus.evidence) {
+            evidence.append(py::dict(
+                "kind"_a = std::string(StragglerEvidenceKindName(e.kind)),
+                "gpu"_a = e.gpu, "device"_a = e.device, "name"_a = e.name,
+                "amount"_a = e.amount, "peer_median"_a = Opt(e.peer_median)));
+          }
+          py::list findings;
+          for (const StragglerFinding& f : sus.findings) {
+            findings.append(py::dict(
+                "measure"_a = std::string(StragglerMeasureName(f.measure)),
+                "value"_a = f.value, "job_median"_a = f.job_median,
+                "score"_a = f.score, "deviation_ratio"_a = f.deviation_ratio));
+          }
+          suspects.append(py::dict(
+              "scope"_a = sus.scope == StragglerScope::kNode ? "node" : "gpu",
+              "node"_a = sus.node, "gpu"_a = sus.gpu,
+              "rank"_a =
+                  sus.rank ? py::object(py::int_(*sus.rank)) : py::none(),
+              "score"_a = sus.score, "findings"_a = findings,
+              "evidence"_a = evidence));
+        }
+        py::object util = py::none();
+        if (r.utilization) {
+          util = py::dict("median"_a = r.utilization->median,
+                          "mad"_a = r.utilization->mad,
+                          "entities"_a = r.utilization->entities);
+        }
+        return py::dict("gpus"_a = (*result)->gpus, "utilization"_a = util,
+                        "suspects"_a = suspects);
+      },
+      py::arg("store"), py::arg("workload_uid"), py::kw_only(),
+      py::arg("from_s"), py::arg("to_s"),
+      "A workload's GPUs (its pods' containers' holdings) whose utilisation "
+      "over [from_s, to_s] is out of line with the job's (modified z-score "
+      "over the median and MAD), ranked, each with the throttling, ECC, RDMA "
+      "and TCP evidence of the store's sample history (docs/insights.md). "
+      "Raises NotFoundError for an unknown workload.");
+  m.def(
+      "device_health",
+      [](Store& store, double from_s, double to_s) {
+        std::optional<StatusOr<DeviceHealthHistory>> result;
+        {
+          py::gil_scoped_release release;
+          std::unique_ptr<TimeSeriesSource> source =
+              NewSampleHistorySource(&store);
+          result.emplace(ReadDeviceHealthHistory(
+              *source, FromUnixSeconds(from_s), FromUnixSeconds(to_s),
+              std::chrono::seconds(60)));
+        }
+        ThrowIfError(result->status());
+        py::list devices;
+        for (const DeviceHealthSeen& d : (*result)->devices) {
+          devices.append(py::dict(
+              "kind"_a = std::string(HealthDeviceKindName(d.kind)),
+              "node"_a = d.node, "device"_a = d.device, "port"_a = d.port,
+              "id"_a = d.id, "state"_a = std::string(DeviceHealthName(d.state)),
+              "since"_a = UnixSeconds(d.since),
+              "last_seen"_a = UnixSeconds(d.last_seen),
+              "changes"_a = d.changes));
+        }
+        py::list changes;
+        for (const DeviceHealthChange& c : (*result)->changes) {
+          changes.append(py::dict(
+              "kind"_a = std::string(HealthDeviceKindName(c.kind)),
+              "node"_a = c.node, "device"_a = c.device, "port"_a = c.port,
+              "id"_a = c.id, "at"_a = UnixSeconds(c.at),
+              "from"_a = std::string(DeviceHealthName(c.from)),
+              "to"_a = std::string(DeviceHealthName(c.to))));
+        }
+        return py::dict("devices"_a = devices, "changes"_a = changes);
+      },
+      py::arg("store"), py::kw_only(), py::arg("from_s"), py::arg("to_s"),
+      "Every GPU and RDMA port in the store's sample history's "
+      "lens_gpu_health and lens_rdma_port_health series over [from_s, "
+      "to_s]: its state at the end, since when, and every state change.");
+  m.def(
+      "node_placement",
+      [](Store& store, const std::string& node, const std::string& sysfs_root,
+         const std::string& procfs_root) {
+        HostRoots roots;
+        roots.sysfs = sysfs_root;
+        roots.procfs = procfs_root;
+        std::optional<StatusOr<std::string>> result;
+        {
+          py::gil_scoped_release release;
+          result.emplace([&]() -> StatusOr<std::string> {
+            LENS_ASSIGN_OR_RETURN(std::vector<ContainerRecord> all,
+                                  store.containers().ListLiveContainers(true));
+            std::vector<ContainerRecord> mine;
+            for (ContainerRecord& c : all) {
+              if (c.node == node) mine.push_back(std::move(c));
+            }
+            LENS_ASSIGN_OR_RETURN(std::vector<PodPlacement> audit,
+                                  AuditNodePlacement(roots, mine));
+            return PlacementJson(audit);
+          }());
+        }
+        ThrowIfError(result->status());
+        // The item of a named object: an accessor on the temporary would
+        // outlive it.
+        py::object doc = py::module_::import("json").attr("loads")(**result);
+        return py::object(doc["pods"]);
+      },
+      py::arg("store"), py::arg("node"), py::kw_only(),
+      py::arg("sysfs_root") = "/sys", py::arg("procfs_root") = "/proc",
+      "The placement audit of `node`'s running pods with GPUs, from the "
+      "store's containers and this host's sysfs and procfs (run it on that "
+      "node): per pod its GPUs and NICs with NUMA node and root complex, "
+      "cpusets and flags, as the node agent's GET /placement.");
   m.def(
       "gpu_peaks",
       [] {

@@ -119,10 +119,11 @@ LENS_EXPORT StatusOr<std::vector<GpuHolding>> ReadGpuHoldings(Store& store,
                                                               Timestamp to);
 
 // lens_gpu_utilization_ratio per node and GPU over [from, to] at `step`,
-// from a time-series source (several series of one GPU merged).
+// from a time-series source (several series of one GPU merged); only
+// `node`'s when set.
 LENS_EXPORT StatusOr<std::vector<GpuUtilizationSeries>> ReadGpuUtilization(
     TimeSeriesSource& source, Timestamp from, Timestamp to,
-    std::chrono::milliseconds step);
+    std::chrono::milliseconds step, std::string_view node = {});
 
 // ---- goodput and MFU -----------------------------------------------------
 
@@ -181,8 +182,10 @@ struct GoodputBreakdown {
   int64_t iterations_redone = 0;
 };
 
+// One attempt: a stored run, with the runs that overlap it in time (the
+// logs of the job's other pods or ranks).
 struct RunGoodput {
-  int32_t run = 0;
+  int32_t run = 0;  // the attempt's first run number
   Timestamp first_iteration_at{};
   Timestamp last_iteration_at{};
   int64_t first_iteration = 0;
@@ -200,9 +203,10 @@ struct GoodputReport {
   std::optional<double> tflops_per_gpu;  // over all productive time
   std::optional<double> mfu;
   const GpuPeak* peak = nullptr;  // the table's entry used, when known
-  int32_t restarts = 0;           // runs after the first
-  // Iterations the split used (one rank per run: the lowest logged), and
-  // those left out for lack of a timestamp.
+  int32_t restarts = 0;           // attempts after the first
+  // Logged iterations the split used (within an attempt, each iteration
+  // once, however many logs reported it), and those left out for lack of a
+  // timestamp.
   int64_t iterations_used = 0;
   int64_t iterations_without_time = 0;
 };

@@ -49,6 +49,8 @@
 
 namespace lens {
 
+class TimeSeriesSource;  // lens/timeseries.h
+
 enum class DeviceHealth { kHealthy = 0, kDegraded = 1, kUnhealthy = 2 };
 // "healthy", "degraded", "unhealthy".
 LENS_EXPORT std::string_view DeviceHealthName(DeviceHealth health);
@@ -351,6 +353,47 @@ struct DeviceHealthReport {
 // Every transition is returned (max_transitions does not apply).
 LENS_EXPORT StatusOr<DeviceHealthReport> ComputeDeviceHealth(
     std::span<const HealthSample> samples, const DeviceHealthOptions& options);
+
+// ---- the cluster's view, from the agents' metrics ---------------------------
+
+// One device as the agents' lens_gpu_health and lens_rdma_port_health
+// series show it over a range.
+struct DeviceHealthSeen {
+  HealthDeviceKind kind = HealthDeviceKind::kGpu;
+  std::string node;
+  std::string device;  // GPU index, or HCA name
+  int port = 0;        // RDMA ports
+  std::string id;      // serial (GPU), node GUID/port (RDMA)
+  DeviceHealth state = DeviceHealth::kHealthy;  // at its last point
+  Timestamp since{};      // first point of the last run of that state
+  Timestamp last_seen{};  // its last point
+  int32_t changes = 0;    // state changes within the range
+};
+
+// A state change between two consecutive points of one series.
+struct DeviceHealthChange {
+  HealthDeviceKind kind = HealthDeviceKind::kGpu;
+  std::string node;
+  std::string device;
+  int port = 0;
+  std::string id;
+  Timestamp at{};  // the first point in the new state
+  DeviceHealth from = DeviceHealth::kHealthy;
+  DeviceHealth to = DeviceHealth::kHealthy;
+};
+
+struct DeviceHealthHistory {
+  // Unhealthy first, then degraded, then healthy; by node and device.
+  std::vector<DeviceHealthSeen> devices;
+  std::vector<DeviceHealthChange> changes;  // by time
+};
+
+// Reads both series over [from, to] at `step` from a time-series source
+// (the scrape's `node` label). The causes of the changes are on each
+// node's GET /health/devices and in its log; the series carry the states.
+LENS_EXPORT StatusOr<DeviceHealthHistory> ReadDeviceHealthHistory(
+    TimeSeriesSource& source, Timestamp from, Timestamp to,
+    std::chrono::milliseconds step);
 
 }  // namespace lens
 

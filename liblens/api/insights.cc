@@ -1,21 +1,25 @@
 // The insight routes (docs/insights.md): idle allocated GPUs over a range,
-// and a workload's goodput and MFU.
+// a workload's goodput and MFU, and device health from the agents' series.
 #include "lens/insights.h"
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "api/api_json.h"
 #include "api/params.h"
 #include "api/routes.h"
+#include "lens/insights_health.h"
 
 namespace lens::api {
 namespace {
 
 constexpr int64_t kDayS = 86400;
 constexpr int64_t kMaxRangeS = 7 * kDayS;
-constexpr int64_t kMaxSteps = 11000;  // RangeQuery's bound
+constexpr int64_t kMaxSteps = 11000;     // RangeQuery's bound
+constexpr int64_t kMaxPoints = 1500000;  // per idle-GPU answer, all GPUs
 
 int64_t UnixSeconds(Timestamp t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch())
@@ -51,10 +55,9 @@ void WriteBreakdown(JsonWriter& w, const char* key, const GoodputBreakdown& b) {
   w.EndObject();
 }
 
-}  // namespace
-
-Status GetIdleGpus(const ApiContext& ctx, const RouteSpec&,
-                   const HttpRequest& req, JsonWriter& w) {
+// from and to (default: `default_s` up to now), at most 7 days: Unix seconds.
+StatusOr<std::pair<int64_t, int64_t>> InsightRange(const HttpRequest& req,
+                                                   int64_t default_s) {
   LENS_ASSIGN_OR_RETURN(std::optional<Timestamp> to_param,
                         TimeParam(req, "to"));
   LENS_ASSIGN_OR_RETURN(std::optional<Timestamp> from_param,
@@ -64,30 +67,43 @@ Status GetIdleGpus(const ApiContext& ctx, const RouteSpec&,
           ? UnixSeconds(*to_param)
           : UnixSeconds(std::chrono::time_point_cast<std::chrono::microseconds>(
                 std::chrono::system_clock::now()));
-  const int64_t from_s = from_param ? UnixSeconds(*from_param) : to_s - kDayS;
-  if (from_s >= to_s) {
-    return InvalidArgumentError("from: must be before to");
-  }
+  const int64_t from_s =
+      from_param ? UnixSeconds(*from_param) : to_s - default_s;
+  if (from_s >= to_s) return InvalidArgumentError("from: must be before to");
   if (to_s - from_s > kMaxRangeS) {
     return InvalidArgumentError("from: the range is over 7 days");
   }
+  return std::make_pair(from_s, to_s);
+}
+
+}  // namespace
+
+Status GetIdleGpus(const ApiContext& ctx, const RouteSpec&,
+                   const HttpRequest& req, JsonWriter& w) {
+  LENS_ASSIGN_OR_RETURN(auto range, InsightRange(req, kDayS));
+  const auto [from_s, to_s] = range;
   LENS_ASSIGN_OR_RETURN(int64_t percent,
                         BoundedInt(req, "thresholdPercent", 5, 1, 100));
   LENS_ASSIGN_OR_RETURN(int64_t window_min,
                         BoundedInt(req, "windowMinutes", 30, 1, 7 * 24 * 60));
-  // Samples every 30 s are read at their own pace up to a day; longer
-  // ranges at a step that keeps the query within its bound.
+  LENS_ASSIGN_OR_RETURN(
+      std::vector<GpuHolding> holdings,
+      ReadGpuHoldings(*ctx.store, FromUnix(from_s), FromUnix(to_s)));
+  // Samples every 30 s are read at their own pace while the answer stays
+  // small (about 1.5 M points in all, some 50 MB from a PromQL server:
+  // a day of 500 GPUs); more GPUs or a longer range at a coarser step.
+  std::set<std::pair<std::string, std::string>> gpus;
+  for (const GpuHolding& h : holdings) gpus.emplace(h.node, h.gpu);
+  const int64_t points_s = (to_s - from_s) * static_cast<int64_t>(gpus.size());
   const int64_t step_s =
-      std::max<int64_t>(30, (to_s - from_s + kMaxSteps - 1) / kMaxSteps);
+      std::max<int64_t>({30, (to_s - from_s + kMaxSteps - 1) / kMaxSteps,
+                         (points_s + kMaxPoints - 1) / kMaxPoints});
   IdleGpuOptions options;
   options.threshold = static_cast<double>(percent) / 100;
   options.window = std::chrono::minutes(window_min);
   options.max_sample_gap =
       std::chrono::seconds(std::max<int64_t>(120, 2 * step_s));
   options.now = FromUnix(to_s);
-  LENS_ASSIGN_OR_RETURN(
-      std::vector<GpuHolding> holdings,
-      ReadGpuHoldings(*ctx.store, FromUnix(from_s), FromUnix(to_s)));
   LENS_ASSIGN_OR_RETURN(
       std::vector<GpuUtilizationSeries> series,
       ReadGpuUtilization(*ctx.series, FromUnix(from_s), FromUnix(to_s),
@@ -168,6 +184,54 @@ Status GetWorkloadGoodput(const ApiContext& ctx, const RouteSpec&,
     Num(w, "tflopsPerGpu", run.tflops_per_gpu);
     Num(w, "mfu", run.mfu);
     WriteBreakdown(w, "breakdown", run.breakdown);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return OkStatus();
+}
+
+Status GetDeviceHealth(const ApiContext& ctx, const RouteSpec&,
+                       const HttpRequest& req, JsonWriter& w) {
+  LENS_ASSIGN_OR_RETURN(auto range, InsightRange(req, kDayS));
+  const auto [from_s, to_s] = range;
+  const int64_t step_s =
+      std::max<int64_t>(60, (to_s - from_s + kMaxSteps - 1) / kMaxSteps);
+  LENS_ASSIGN_OR_RETURN(
+      DeviceHealthHistory h,
+      ReadDeviceHealthHistory(*ctx.series, FromUnix(from_s), FromUnix(to_s),
+                              std::chrono::seconds(step_s)));
+  auto device = [&w](HealthDeviceKind kind, const std::string& node,
+                     const std::string& dev, int port, const std::string& id) {
+    Str(w, "kind", HealthDeviceKindName(kind));
+    Str(w, "node", node);
+    Str(w, "device", dev);
+    Int(w, "port", port);
+    Str(w, "id", id);
+  };
+  w.StartObject();
+  Int(w, "from", from_s);
+  Int(w, "to", to_s);
+  w.Key("devices");
+  w.StartArray();
+  for (const DeviceHealthSeen& d : h.devices) {
+    w.StartObject();
+    device(d.kind, d.node, d.device, d.port, d.id);
+    Str(w, "state", DeviceHealthName(d.state));
+    Time(w, "since", d.since);
+    Time(w, "lastSeen", d.last_seen);
+    Int(w, "changes", d.changes);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("changes");
+  w.StartArray();
+  for (const DeviceHealthChange& c : h.changes) {
+    w.StartObject();
+    device(c.kind, c.node, c.device, c.port, c.id);
+    Time(w, "at", c.at);
+    Str(w, "from", DeviceHealthName(c.from));
+    Str(w, "to", DeviceHealthName(c.to));
     w.EndObject();
   }
   w.EndArray();

@@ -107,6 +107,10 @@ constexpr ParamSpec kStragglerParams[] = {
     {"from", T::kTime, "Range from (Unix seconds; default: an hour before to)"},
     {"to", T::kTime, "Range to (Unix seconds; default: now); at most 7 days"},
 };
+constexpr ParamSpec kDeviceHealthParams[] = {
+    {"from", T::kTime, "Range from (Unix seconds; default: a day before to)"},
+    {"to", T::kTime, "Range to (Unix seconds; default: now); at most 7 days"},
+};
 constexpr ParamSpec kGoodputParams[] = {
     {"uid", T::kString, "Workload uid (path)"},
 };
@@ -169,6 +173,11 @@ constexpr RouteSpec kRoutes[] = {
      "GPUs held by running containers whose utilisation stayed under a "
      "threshold for a window: who holds them, since when, GPU-hours wasted",
      kIdleGpuParams, false, {}, "IdleGpus", GetIdleGpus, true},
+    {"GET", "/api/v1/insights/device-health",
+     "Every GPU and RDMA port the agents judge (healthy, degraded, "
+     "unhealthy) with its state over a range, and the changes, from their "
+     "lens_gpu_health and lens_rdma_port_health series",
+     kDeviceHealthParams, false, {}, "DeviceHealth", GetDeviceHealth, true},
     {"GET", "/api/v1/pods", "GPU pods, filtered, sorted and paged",
      kPodParams, true, kPodSort, "PodPage", ListPods},
     {"GET", "/api/v1/flows",

@@ -110,6 +110,8 @@ Status GetWorkloadGoodput(const ApiContext&, const RouteSpec&,
                           const HttpRequest&, JsonWriter&);
 Status GetWorkloadStragglers(const ApiContext&, const RouteSpec&,
                              const HttpRequest&, JsonWriter&);
+Status GetDeviceHealth(const ApiContext&, const RouteSpec&, const HttpRequest&,
+                       JsonWriter&);
 
 // Parts of the workload detail (workload_devices.cc): the GPUs its pods'
 // containers hold, and its pods' lifecycle events in time order.

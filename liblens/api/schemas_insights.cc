@@ -128,6 +128,37 @@ constexpr PropertySpec kStragglerEvidence[] = {
     Num("peerMedian", "The node's other GPUs' median, where compared"),
 };
 
+constexpr PropertySpec kDeviceHealth[] = {
+    Int("from", "Range from (Unix seconds)"),
+    Int("to", "Range to (Unix seconds)"),
+    List("devices", "DeviceHealthSeen",
+         "Unhealthy first, then degraded, then healthy; by node and device"),
+    List("changes", "DeviceHealthChange",
+         "State changes in the range, by time"),
+};
+constexpr PropertySpec kDeviceHealthSeen[] = {
+    Str("kind", "\"gpu\" or \"rdma_port\""),
+    Str("node", "Node name"),
+    Str("device", "GPU index, or the HCA (\"mlx5_0\")"),
+    Int("port", "RDMA port (0 for a GPU)"),
+    Str("id", "GPU serial, or node GUID/port"),
+    Str("state",
+        "\"healthy\", \"degraded\" or \"unhealthy\" at its last point"),
+    Time("since", "The first point of its last run in that state"),
+    Time("lastSeen", "Its last point"),
+    Int("changes", "State changes within the range"),
+};
+constexpr PropertySpec kDeviceHealthChange[] = {
+    Str("kind", "\"gpu\" or \"rdma_port\""),
+    Str("node", "Node name"),
+    Str("device", "GPU index, or the HCA"),
+    Int("port", "RDMA port (0 for a GPU)"),
+    Str("id", "GPU serial, or node GUID/port"),
+    Time("at", "The first point in the new state"),
+    Str("from", "The state before"),
+    Str("to", "The state after"),
+};
+
 // clang-format off
 constexpr SchemaSpec kInsightSchemas[] = {
     {"IdleGpus", "Allocated GPUs that stayed idle", kIdleGpus},
@@ -136,6 +167,9 @@ constexpr SchemaSpec kInsightSchemas[] = {
     {"Goodput", "A workload's goodput and MFU", kGoodput},
     {"GoodputRun", "One training run's goodput", kGoodputRun},
     {"GoodputBreakdown", "Wall time split into parts", kGoodputBreakdown},
+    {"DeviceHealth", "GPU and RDMA port health over a range", kDeviceHealth},
+    {"DeviceHealthSeen", "One device's state", kDeviceHealthSeen},
+    {"DeviceHealthChange", "One state change", kDeviceHealthChange},
     {"Stragglers", "A workload's slow GPUs and nodes with evidence",
      kStragglers},
     {"StragglerStats", "The job's robust statistics", kStragglerStats},

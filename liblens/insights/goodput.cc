@@ -22,10 +22,13 @@ struct GoodputPoint {
 };
 
 struct GoodputRun {
-  int32_t run = 0;
-  int32_t rank = 0;  // the lowest rank logged in this run (or 0)
+  int32_t run = 0;  // an attempt: its first run's number
   std::vector<GoodputPoint> points;
 };
+
+bool GoodputEarlier(const GoodputPoint& a, const GoodputPoint& b) {
+  return a.t != b.t ? a.t < b.t : a.iteration < b.iteration;
+}
 
 double GoodputMedian(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -79,12 +82,14 @@ StatusOr<GoodputReport> ComputeGoodput(const GoodputInput& in) {
     return InvalidArgumentError("goodput: stall_factor must be above 1");
   }
   const double t0 = GoodputSeconds(in.created_at);
-  const double t_end =
-      GoodputSeconds(in.ended_at ? std::min(*in.ended_at, in.now) : in.now);
+  // An end recorded before the creation (clocks apart) ends at the creation.
+  const double t_end = std::max(
+      t0,
+      GoodputSeconds(in.ended_at ? std::min(*in.ended_at, in.now) : in.now));
   auto clip = [&](double t) { return std::clamp(t, t0, std::max(t0, t_end)); };
 
   GoodputReport report;
-  // Runs: each run's records of its lowest rank, in time order.
+  // Each stored run's timed records, in time order.
   std::map<int32_t, GoodputRun> runs;
   for (const IterationRecord& r : in.iterations) {
     if (!r.timestamp_s || !std::isfinite(*r.timestamp_s)) {
@@ -93,24 +98,46 @@ StatusOr<GoodputReport> ComputeGoodput(const GoodputInput& in) {
     }
     GoodputRun& run = runs[r.run];
     run.run = r.run;
-    const int32_t rank = r.rank.value_or(0);
-    if (run.points.empty() || rank < run.rank) {
-      run.points.clear();
-      run.rank = rank;
-    } else if (rank > run.rank) {
-      continue;
-    }
     run.points.push_back(
         {*r.timestamp_s, r.iteration, r.Get(IterationField::kTflopsPerGpu)});
   }
-  std::vector<GoodputRun*> ordered;
+  std::vector<GoodputRun*> by_start;
   for (auto& [n, run] : runs) {
-    std::sort(run.points.begin(), run.points.end(),
-              [](const GoodputPoint& a, const GoodputPoint& b) {
-                return a.t != b.t ? a.t < b.t : a.iteration < b.iteration;
-              });
-    report.iterations_used += static_cast<int64_t>(run.points.size());
-    ordered.push_back(&run);
+    std::sort(run.points.begin(), run.points.end(), GoodputEarlier);
+    by_start.push_back(&run);
+  }
+  std::sort(by_start.begin(), by_start.end(),
+            [](const GoodputRun* a, const GoodputRun* b) {
+              return a->points.front().t < b->points.front().t;
+            });
+  // Attempts: runs that overlap in time are one attempt (every pod, or
+  // every rank, of a job logs its own run); a run that starts after the
+  // attempt's last record is the next attempt, a restart. Within one, the
+  // records merge into one stream of rising iterations: a step another log
+  // already reported adds nothing.
+  std::vector<GoodputRun> attempts;
+  for (GoodputRun* run : by_start) {
+    if (attempts.empty() ||
+        run->points.front().t > attempts.back().points.back().t) {
+      attempts.push_back({run->run, std::move(run->points)});
+      continue;
+    }
+    GoodputRun& a = attempts.back();
+    a.points.insert(a.points.end(), run->points.begin(), run->points.end());
+    std::sort(a.points.begin(), a.points.end(), GoodputEarlier);
+  }
+  std::vector<GoodputRun*> ordered;
+  for (GoodputRun& a : attempts) {
+    std::vector<GoodputPoint> rising;
+    rising.reserve(a.points.size());
+    for (const GoodputPoint& p : a.points) {
+      if (rising.empty() || p.iteration > rising.back().iteration) {
+        rising.push_back(p);
+      }
+    }
+    a.points = std::move(rising);
+    report.iterations_used += static_cast<int64_t>(a.points.size());
+    ordered.push_back(&a);
   }
   // Checkpoint saves as time intervals: [end - duration, end].
   std::vector<std::pair<double, double>> saves;

@@ -1,9 +1,11 @@
 // Peak dense BF16/FP16 tensor throughput per GPU model, from the vendors'
 // data sheets (dense figures: NVIDIA prints sparse ones too, at twice the
 // value; where a sheet gives only the sparse figure, half of it is used).
+#include <algorithm>
 #include <cctype>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "lens/insights.h"
 
@@ -13,7 +15,7 @@ namespace {
 // Matched as substrings of the normalised model name (lower case, letters
 // and digits only), in this order: longer, more specific names first
 // ("mi250x" before "mi250", "gh200" before "h200", "h100pcie" before
-// "h100").
+// "h100"), each only where no digit follows it.
 struct PeakPattern {
   std::string_view pattern;
   GpuPeak peak;
@@ -52,6 +54,9 @@ constexpr std::string_view kNvH200 =
 constexpr std::string_view kNvGh200 =
     "NVIDIA GH200 Grace Hopper Superchip data sheet (BF16 Tensor Core 1,979 "
     "TFLOPS with sparsity; 989.5 dense)";
+constexpr std::string_view kNvH200Nvl =
+    "NVIDIA H200 Tensor Core GPU data sheet (NVL: BF16 Tensor Core 1,671 "
+    "TFLOPS with sparsity; 835.5 dense)";
 constexpr std::string_view kNvH100Sxm =
     "NVIDIA H100 Tensor Core GPU data sheet (SXM: BF16 Tensor Core 1,979 "
     "TFLOPS with sparsity; 989.5 dense)";
@@ -78,10 +83,12 @@ constexpr PeakPattern kPeaks[] = {
     {"gb200", {"GB200", 2500.0, kNvGb200}},
     {"b200", {"B200", 2250.0, kNvB200}},
     {"gh200", {"GH200", 989.5, kNvGh200}},
+    {"h200nvl", {"H200 NVL", 835.5, kNvH200Nvl}},
     {"h200", {"H200", 989.5, kNvH200}},
     {"h100nvl", {"H100 NVL", 835.5, kNvH100Nvl}},
     {"h100pcie", {"H100 PCIe", 756.5, kNvH100Pcie}},
     {"h100", {"H100 SXM", 989.5, kNvH100Sxm}},
+    {"h800pcie", {"H100 PCIe", 756.5, kNvH100Pcie}},
     {"h800", {"H100 SXM", 989.5, kNvH100Sxm}},
     {"a100", {"A100", 312.0, kNvA100}},
     {"a800", {"A100", 312.0, kNvA100}},
@@ -91,7 +98,10 @@ const std::vector<GpuPeak>& PeakTable() {
   static const std::vector<GpuPeak> table = [] {
     std::vector<GpuPeak> t;
     for (const PeakPattern& p : kPeaks) {
-      if (t.empty() || t.back().model != p.peak.model) t.push_back(p.peak);
+      const bool listed = std::any_of(
+          t.begin(), t.end(),
+          [&p](const GpuPeak& g) { return g.model == p.peak.model; });
+      if (!listed) t.push_back(p.peak);
     }
     return t;
   }();
@@ -103,19 +113,37 @@ const std::vector<GpuPeak>& PeakTable() {
 std::span<const GpuPeak> GpuPeaks() { return PeakTable(); }
 
 const GpuPeak* FindGpuPeak(std::string_view model) {
+  // Letters and digits only, lower case; `split[i]`: a separator followed
+  // norm[i] in the name ("H100 80GB": "h10080gb", split after the "0").
   std::string norm;
+  std::vector<bool> split;
   norm.reserve(model.size());
   for (char c : model) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      norm.push_back(
-          static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      norm.push_back(static_cast<char>(std::tolower(u)));
+      split.push_back(false);
+    } else if (!norm.empty()) {
+      split.back() = true;
     }
   }
-  for (const PeakPattern& p : kPeaks) {
-    if (norm.find(p.pattern) != std::string::npos) {
-      for (const GpuPeak& g : PeakTable()) {
-        if (g.model == p.peak.model) return &g;
+  // A pattern counts where no digit follows it directly: "a100" is in "A100
+  // 80GB" but not in "RTX A1000".
+  auto matches = [&](std::string_view pattern) {
+    for (size_t at = norm.find(pattern); at != std::string::npos;
+         at = norm.find(pattern, at + 1)) {
+      const size_t end = at + pattern.size();
+      if (end == norm.size() || split[end - 1] ||
+          !std::isdigit(static_cast<unsigned char>(norm[end]))) {
+        return true;
       }
+    }
+    return false;
+  };
+  for (const PeakPattern& p : kPeaks) {
+    if (!matches(p.pattern)) continue;
+    for (const GpuPeak& g : PeakTable()) {
+      if (g.model == p.peak.model) return &g;
     }
   }
   return nullptr;

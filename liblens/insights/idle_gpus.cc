@@ -36,6 +36,23 @@ struct IdleRun {
   int64_t samples = 0;
 };
 
+bool IdleHolds(const GpuHolding& h, int64_t t) {
+  return IdleUs(h.from) <= t && (!h.to || IdleUs(*h.to) > t);
+}
+
+// Who holds the GPU at `t`: the latest-started holding among holders[0..k]
+// (started at or before `t`) that still covers it; an earlier one that
+// outlasts a later, shorter one holds it again after that one ends. Null
+// when nobody does.
+const GpuHolding* HolderAt(const std::vector<const GpuHolding*>& holders,
+                           size_t k, int64_t t) {
+  if (holders.empty()) return nullptr;
+  for (size_t j = k + 1; j-- > 0;) {
+    if (IdleHolds(*holders[j], t)) return holders[j];
+  }
+  return nullptr;
+}
+
 class IdleScanner {
  public:
   IdleScanner(const IdleGpuOptions& o, std::vector<IdleGpuEpisode>* out)
@@ -58,6 +75,8 @@ class IdleScanner {
       if (prev_us >= 0 && t <= prev_us) continue;  // out of order: skip
       // The time this sample stands for: until the next one, at most the
       // largest gap; the last one, as long as the spacing before it.
+      if (prev_us >= 0) prev_step_us = t - prev_us;
+      prev_us = t;
       int64_t end;
       if (i + 1 < points.size()) {
         end = std::min(points[i + 1].timestamp_ms * 1000, t + max_gap_us_);
@@ -65,13 +84,8 @@ class IdleScanner {
         end = t + std::min(prev_step_us, max_gap_us_);
       }
       end = std::min(end, now_us_);
-      if (prev_us >= 0) prev_step_us = t - prev_us;
-      prev_us = t;
       while (k + 1 < holders.size() && IdleUs(holders[k + 1]->from) <= t) ++k;
-      const GpuHolding* h = holders.empty() ? nullptr : holders[k];
-      if (h && (IdleUs(h->from) > t || (h->to && IdleUs(*h->to) <= t))) {
-        h = nullptr;  // nobody holds the GPU at this sample
-      }
+      const GpuHolding* h = HolderAt(holders, k, t);
       if (h && h->to) end = std::min(end, IdleUs(*h->to));
       const double v = points[i].value;
       const bool idle = h && std::isfinite(v) && v < threshold_;

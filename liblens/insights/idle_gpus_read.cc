@@ -108,9 +108,10 @@ StatusOr<std::vector<GpuHolding>> ReadGpuHoldings(Store& store, Timestamp from,
 
 StatusOr<std::vector<GpuUtilizationSeries>> ReadGpuUtilization(
     TimeSeriesSource& source, Timestamp from, Timestamp to,
-    std::chrono::milliseconds step) {
+    std::chrono::milliseconds step, std::string_view node) {
   RangeQuery q;
   q.metric = "lens_gpu_utilization_ratio";
+  if (!node.empty()) q.matchers.emplace_back("node", std::string(node));
   q.from_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                   from.time_since_epoch())
                   .count();

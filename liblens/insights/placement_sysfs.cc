@@ -8,6 +8,7 @@
 // is set in drivers/pci/probe.c (pci_register_host_bridge).
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <string_view>
@@ -212,6 +213,41 @@ StatusOr<NodeTopology> ReadNodeTopology(const HostRoots& roots,
   return out;
 }
 
+namespace {
+
+// The cgroup below `base` whose path ends with `suffix` ("/a/b.scope"),
+// relative to `base`: breadth first, at most 8 levels and 50,000
+// directories. NotFound when none does.
+StatusOr<std::string> PlacementFindCgroup(const std::string& base,
+                                          std::string_view suffix) {
+  if (suffix.empty() || suffix[0] != '/' ||
+      suffix.find("/..") != std::string_view::npos) {
+    return InvalidArgumentError("cgroup path \"" + std::string(suffix) +
+                                "\" is not a path below a common ancestor");
+  }
+  std::vector<std::string> level = {""};
+  size_t seen = 0;
+  for (int depth = 0; depth < 8 && !level.empty(); ++depth) {
+    std::vector<std::string> next;
+    for (const std::string& rel : level) {
+      if (rel.size() >= suffix.size() && rel.ends_with(suffix)) return rel;
+      std::error_code ec;
+      for (const auto& e :
+           std::filesystem::directory_iterator(base + rel, ec)) {
+        if (++seen > 50000) break;
+        std::error_code dir_ec;
+        if (e.is_directory(dir_ec) && !e.is_symlink(dir_ec)) {
+          next.push_back(rel + "/" + e.path().filename().string());
+        }
+      }
+    }
+    level = std::move(next);
+  }
+  return NotFoundError(base + ": no cgroup ending in " + std::string(suffix));
+}
+
+}  // namespace
+
 StatusOr<std::vector<int>> ReadProcessCpuset(const HostRoots& roots,
                                              int64_t pid) {
   const std::string cgroup_file =
@@ -256,6 +292,16 @@ StatusOr<std::vector<int>> ReadProcessCpuset(const HostRoots& roots,
     return NotFoundError(cgroup_file + ": no " +
                          (v2 ? "cgroup v2 (\"0::\")" : "cgroup v1 cpuset") +
                          " line for " + base);
+  }
+  // Read from a cgroup namespace of its own (an agent not in the host's),
+  // another namespace's path starts with "/.." up to their common ancestor:
+  // "/../../kubepods-podZ.slice/cri-containerd-W.scope". The rest is found
+  // below the mount by its end (the pod uid and container id make it
+  // unique).
+  if (path.starts_with("/..")) {
+    std::string_view rest = path;
+    while (rest.starts_with("/..")) rest.remove_prefix(3);
+    LENS_ASSIGN_OR_RETURN(path, PlacementFindCgroup(base, rest));
   }
   if (path.empty() || path[0] != '/' || path.find("/..") != std::string::npos) {
     return InvalidArgumentError(cgroup_file + ": cgroup path \"" + path +

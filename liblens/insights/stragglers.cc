@@ -238,8 +238,9 @@ StatusOr<StragglerReport> StragglerSuspects(const StragglerInput& in,
         if (!e.gpu.empty()) s.gpus_out.emplace_back(e.gpu);
         continue;
       }
-      const std::string gpu_key =
-          e.gpu.empty() ? "#" + std::to_string(*e.rank) : std::string(e.gpu);
+      const std::string gpu_key = !e.gpu.empty() ? std::string(e.gpu)
+                                  : e.rank       ? "#" + std::to_string(*e.rank)
+                                                 : std::string("#");
       StragglerSuspect& s = suspect(StragglerKey('G', e.node, gpu_key),
                                     StragglerScope::kGpu, e.node, e.gpu);
       if (e.rank && !s.rank) s.rank = e.rank;

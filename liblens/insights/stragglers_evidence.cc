@@ -61,9 +61,12 @@ constexpr std::array kStragglerRdmaCounters = {
 };
 
 // Throttle reasons that are settings or idleness, not a slowdown (NVML's
-// GpuIdle, ApplicationsClocksSetting, DisplayClockSetting, SyncBoost).
-constexpr std::array<std::string_view, 4> kStragglerBenignThrottle = {
-    "applications_clocks", "display_clocks", "idle", "sync_boost"};
+// GpuIdle, ApplicationsClocksSetting, DisplayClockSetting, SyncBoost), and
+// the power and current limits a job at full load reaches on every GPU
+// (the power rule compares those against the node's other GPUs instead).
+constexpr std::array<std::string_view, 7> kStragglerBenignThrottle = {
+    "applications_clocks", "current",      "display_clocks", "idle",
+    "power_cap",           "sw_power_cap", "sync_boost"};
 
 bool StragglerInWindow(const SamplePoint& p,
                        const insights::StragglerWindow& w) {

@@ -153,6 +153,63 @@ TEST_P(ApiInsightsTest, StragglersRankTheSlowGpusWithTheirEvidence) {
   EXPECT_EQ(status, 404) << body;
 }
 
+TEST_P(ApiInsightsTest, DeviceHealthFromTheAgentsSeries) {
+  // node-a's GPU 0 reads healthy (0) at kS0 + 60k for k = -1..2 and
+  // unhealthy (2) at k = 3 from its agent (instance a); the agent restarts
+  // and the new one (instance b) reads it healthy at k = 4. Its mlx5_0 port
+  // 1 is degraded (1) throughout. Over [kS0, kS0 + 240] (k = 0..4) the two
+  // series are one device: unhealthy at kS0 + 180, healthy again since
+  // kS0 + 240 (two changes); the port degraded since kS0, first (worse).
+  std::vector<MetricSample> samples;
+  for (int k = -1; k <= 4; ++k) {
+    if (k <= 3) {
+      samples.push_back({"lens_gpu_health",
+                         {{"node", "node-a"},
+                          {"gpu", "0"},
+                          {"id", "SN-A0"},
+                          {"instance", "a"}},
+                         (kS0 + 60 * k) * 1000,
+                         k == 3 ? 2.0 : 0.0});
+    }
+    samples.push_back({"lens_rdma_port_health",
+                       {{"node", "node-a"},
+                        {"device", "mlx5_0"},
+                        {"port", "1"},
+                        {"id", "0xabcd/1"}},
+                       (kS0 + 60 * k) * 1000,
+                       1.0});
+  }
+  samples.push_back(
+      {"lens_gpu_health",
+       {{"node", "node-a"}, {"gpu", "0"}, {"id", "SN-A0"}, {"instance", "b"}},
+       (kS0 + 240) * 1000,
+       0.0});
+  ASSERT_TRUE(store_->samples().AppendSamples(samples).ok());
+  rapidjson::Document d =
+      Data("/api/v1/insights/device-health?from=" + std::to_string(kS0) +
+           "&to=" + std::to_string(kS0 + 240));
+  ASSERT_EQ(d["devices"].Size(), 2u);
+  const auto& port = d["devices"][0];
+  EXPECT_STREQ(port["kind"].GetString(), "rdma_port");
+  EXPECT_STREQ(port["device"].GetString(), "mlx5_0");
+  EXPECT_EQ(port["port"].GetInt64(), 1);
+  EXPECT_STREQ(port["state"].GetString(), "degraded");
+  EXPECT_EQ(port["since"].GetInt64(), kS0);
+  EXPECT_EQ(port["changes"].GetInt64(), 0);
+  const auto& gpu = d["devices"][1];
+  EXPECT_STREQ(gpu["kind"].GetString(), "gpu");
+  EXPECT_STREQ(gpu["id"].GetString(), "SN-A0");
+  EXPECT_STREQ(gpu["state"].GetString(), "healthy");
+  EXPECT_EQ(gpu["since"].GetInt64(), kS0 + 240);
+  EXPECT_EQ(gpu["changes"].GetInt64(), 2);
+  ASSERT_EQ(d["changes"].Size(), 2u);
+  EXPECT_EQ(d["changes"][0]["at"].GetInt64(), kS0 + 180);
+  EXPECT_STREQ(d["changes"][0]["from"].GetString(), "healthy");
+  EXPECT_STREQ(d["changes"][0]["to"].GetString(), "unhealthy");
+  EXPECT_EQ(d["changes"][1]["at"].GetInt64(), kS0 + 240);
+  EXPECT_STREQ(d["changes"][1]["to"].GetString(), "healthy");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ApiInsightsTest,
                          testing::Values(Backend::kSqlite, Backend::kPostgres),
                          BackendName);

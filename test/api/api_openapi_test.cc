@@ -119,6 +119,7 @@ TEST_P(ApiOpenApiTest, ListsExactlyTheServedRoutes) {
       "/api/v1/workloads/{uid}/goodput",
       "/api/v1/workloads/{uid}/stragglers",
       "/api/v1/insights/idle-gpus",
+      "/api/v1/insights/device-health",
       "/api/v1/flows",
       "/api/v1/pods",
       "/api/v1/storage",
@@ -206,6 +207,8 @@ TEST_P(ApiOpenApiTest, EveryRouteAnswersWithExactlyItsSchema) {
       {"/api/v1/workloads/{uid}/stragglers",
        "/api/v1/workloads/w-1/stragglers" + range},
       {"/api/v1/insights/idle-gpus", "/api/v1/insights/idle-gpus" + range},
+      {"/api/v1/insights/device-health",
+       "/api/v1/insights/device-health" + range},
   };
   std::set<std::string> covered = {"/api/v1/openapi.json"}, documented;
   for (const auto& p : doc_["paths"].GetObject())

@@ -2,6 +2,8 @@
 // part of its wall time worked out by hand; the GPU peak table's lookups.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "lens/insights.h"
 
 namespace lens {
@@ -137,6 +139,40 @@ TEST(Goodput, OtherRanksAndUntimedLinesDoNotCountTwice) {
   EXPECT_EQ(got->iterations_without_time, 23);
 }
 
+TEST(Goodput, EveryPodsLogIsOneAttemptNotARestart) {
+  // Each of the three runs copied as the log of a second pod (runs 11, 12,
+  // 13, a second later, the same iterations): they overlap the first pod's
+  // runs, so they join them; the split is the same as for one log.
+  GoodputInput in = ThreeRuns();
+  const size_t n = in.iterations.size();
+  for (size_t i = 0; i < n; ++i) {
+    IterationRecord r = in.iterations[i];
+    r.run += 10;
+    *r.timestamp_s += 1;
+    in.iterations.push_back(r);
+  }
+  auto got = ComputeGoodput(in);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->restarts, 2);
+  EXPECT_DOUBLE_EQ(got->total.productive_s, 1500);
+  EXPECT_DOUBLE_EQ(got->total.restart_s, 1080);
+  EXPECT_DOUBLE_EQ(got->total.wall_s, 3500);
+  EXPECT_EQ(got->iterations_used, 23);
+  ASSERT_EQ(got->runs.size(), 3u);
+  EXPECT_EQ(got->runs[1].run, 2);
+}
+
+TEST(Goodput, AnEndBeforeTheCreationIsNoNegativeTime) {
+  GoodputInput in;
+  in.created_at = At(100);
+  in.ended_at = At(50);
+  in.now = At(200);
+  auto got = ComputeGoodput(in);
+  ASSERT_TRUE(got.ok());
+  EXPECT_DOUBLE_EQ(got->total.wall_s, 0);
+  EXPECT_DOUBLE_EQ(got->total.scheduling_s, 0);
+}
+
 TEST(Goodput, AJobThatNeverLoggedAnIterationIsStartUp) {
   // Created at 0, running at 50, still running at 400, no iterations:
   // 50 s scheduling, 350 s start-up, goodput 0, no MFU.
@@ -206,6 +242,8 @@ TEST(GpuPeaks, NamesAsDriversPrintThem) {
       {"NVIDIA GH200 480GB", "GH200", 989.5},
       {"NVIDIA B200", "B200", 2250},
       {"NVIDIA A100-SXM4-80GB", "A100", 312},
+      {"NVIDIA H200 NVL", "H200 NVL", 835.5},
+      {"NVIDIA H800 PCIe", "H100 PCIe", 756.5},
   };
   for (const Case& c : cases) {
     const GpuPeak* p = FindGpuPeak(c.reported);
@@ -214,8 +252,11 @@ TEST(GpuPeaks, NamesAsDriversPrintThem) {
     EXPECT_DOUBLE_EQ(p->dense_bf16_tflops, c.tflops) << c.reported;
   }
   EXPECT_EQ(FindGpuPeak("Tesla V100-SXM2-32GB"), nullptr);
+  EXPECT_EQ(FindGpuPeak("NVIDIA RTX A1000"), nullptr);  // not an A100
   EXPECT_EQ(FindGpuPeak(""), nullptr);
+  std::set<std::string_view> models;
   for (const GpuPeak& p : GpuPeaks()) {
+    EXPECT_TRUE(models.insert(p.model).second) << p.model << " listed twice";
     EXPECT_GT(p.dense_bf16_tflops, 0) << p.model;
     EXPECT_FALSE(p.source.empty()) << p.model;
   }

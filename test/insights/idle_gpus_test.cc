@@ -109,6 +109,44 @@ TEST(IdleGpus, AGpuPassedToAnotherPodChargesEachForItsOwnTime) {
   EXPECT_NEAR(by[1].gpu_hours, 40.0 / 60, 1e-12);
 }
 
+TEST(IdleGpus, AShortHolderInsideALongOneHandsTheGpuBack) {
+  // Pod A holds GPU 0 from 0 and still does; pod B also from 60 to 65 min
+  // (a debug pod given the same GPU). Idle throughout, now = 180. B holds
+  // it 60-65 (5 min: no episode); A before (0-60: 1 h) and after (65-180:
+  // 115 min, ongoing), not nobody after 65.
+  GpuUtilizationSeries s{"node-a", "0",
+                         Samples(0, 180, [](double) { return 0.0; })};
+  const GpuHolding hs[] = {Holder("a", "llama", 0, std::nullopt),
+                           Holder("b", "debug", 60, 65)};
+  auto got = FindIdleAllocatedGpus(hs, {&s, 1}, OptionsAt(180));
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].pod_name, "a");
+  EXPECT_TRUE((*got)[0].ongoing);
+  EXPECT_EQ((*got)[0].since, AtMs(kT0Ms + 65 * kMin));
+  EXPECT_NEAR((*got)[0].gpu_hours, 115.0 / 60, 1e-12);
+  EXPECT_EQ((*got)[1].pod_name, "a");
+  EXPECT_EQ((*got)[1].until, AtMs(kT0Ms + 60 * kMin));
+  EXPECT_DOUBLE_EQ((*got)[1].gpu_hours, 1.0);
+}
+
+TEST(IdleGpus, TheLastSampleStandsForTheSpacingBeforeIt) {
+  // Samples every 30 s for 40 min (the last at 39:30), then one 10 s later
+  // (39:40); now is far ahead and the gap allowance is 15 min. The last
+  // stands for its own 10 s spacing, not for the 30 s before the sample
+  // ahead of it: 0 to 39:50.
+  GpuUtilizationSeries s{"node-a", "0",
+                         Samples(0, 40, [](double) { return 0.0; })};
+  s.points.push_back({kT0Ms + 39 * kMin + 40'000, 0.0});
+  const GpuHolding h = Holder("a", "llama", 0, std::nullopt);
+  IdleGpuOptions o = OptionsAt(120);
+  o.max_sample_gap = std::chrono::minutes(15);
+  auto got = FindIdleAllocatedGpus({&h, 1}, {&s, 1}, o);
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].until, AtMs(kT0Ms + 39 * kMin + 50'000));
+}
+
 TEST(IdleGpus, UnknownTimeEndsAStretch) {
   // Idle 0-25 min, no samples 25-35 (the agent was down), idle 35-60. Two
   // stretches of 25 min, each under the 30 min window: nothing. Counting

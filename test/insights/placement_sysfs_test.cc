@@ -104,6 +104,33 @@ TEST(PlacementSysfsTest, CpusetComesFromTheNearestAncestorWithOne) {
   EXPECT_EQ(FormatCpuList(*cpus), "0-383");
 }
 
+TEST(PlacementSysfsTest, FindsACgroupSeenFromAnotherCgroupNamespace) {
+  // An agent in a cgroup namespace of its own (an unprivileged pod on a v2
+  // host) reads another pod's path relative to its namespace root:
+  // "/../../<pod slice>/<container scope>" from
+  // kubepods.slice/kubepods-burstable.slice/<its own pod>/<its scope>. The
+  // rest is found below the mount: the same cpuset as the host's view.
+  const fs::path tmp = fs::temp_directory_path() /
+                       ("lens-placement-ns-" + std::to_string(getpid()));
+  fs::create_directories(tmp / "88");
+  std::ofstream(tmp / "88/cgroup")
+      << "0::/../../kubepods-burstable-pod1b2c3d4e_5f60_7182_93a4_"
+         "b5c6d7e8f901.slice/cri-containerd-9e8d7c6b5a493827160f1e2d3c4b5a6978"
+         "8796a5b4c3d2e1f00f1e2d3c4b5a69.scope\n";
+  fs::create_directories(tmp / "89");
+  std::ofstream(tmp / "89/cgroup") << "0::/../../no-such-pod.slice/x.scope\n";
+  HostRoots roots = Host("mi300x-8x-mlx5");
+  roots.procfs = tmp.string();
+  auto cpus = ReadProcessCpuset(roots, 88);
+  auto missing = ReadProcessCpuset(roots, 89);
+  fs::remove_all(tmp);
+  ASSERT_TRUE(cpus.ok()) << cpus.status();
+  EXPECT_EQ(FormatCpuList(*cpus), "96-103,288-295");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("no-such-pod.slice/x.scope"),
+            std::string::npos);
+}
+
 TEST(PlacementSysfsTest, ReadsACgroupV1Cpuset) {
   // A hybrid host: no cgroup.controllers at fs/cgroup, the cpuset
   // hierarchy mounted at fs/cgroup/cpuset (cgroups(7) line "3:cpuset:...").

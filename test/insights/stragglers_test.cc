@@ -319,6 +319,10 @@ StragglerInput TwoSlowRanks(double rank3_ms, double rank10_ms) {
   AddUtilization(in, 16, 8, [](int g) {
     return g < 8 ? 0.95 : g == 10 ? 0.60 : 0.96;
   });
+  AddEvidence(in, K::kGpuThrottle, "node-1", "2", "", "hw_slowdown",
+              Every30s([](int) { return 1.0; }));
+  // At its power cap too, as every GPU of a job at full load may be: not
+  // evidence (the power rule compares power with the node's other GPUs).
   AddEvidence(in, K::kGpuThrottle, "node-1", "2", "", "power_cap",
               Every30s([](int) { return 1.0; }));
   AddEvidence(in, K::kTcpRetransmits, "node-1", "", "train/worker-1", "",
@@ -347,7 +351,7 @@ TEST(Stragglers, TwoSuspectsRankedByScore) {
   EXPECT_NEAR(b.findings[1].value, 0.60, 1e-12);
   EXPECT_NEAR(b.findings[1].job_median, 0.95, 1e-12);
   ASSERT_EQ(b.evidence.size(), 2u);
-  EXPECT_EQ(b.evidence[0].name, "power_cap");
+  EXPECT_EQ(b.evidence[0].name, "hw_slowdown");
   EXPECT_EQ(b.evidence[0].amount, 1);
   EXPECT_EQ(b.evidence[1].kind, K::kTcpRetransmits);
   EXPECT_EQ(b.evidence[1].amount, 40);

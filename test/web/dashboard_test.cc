@@ -315,6 +315,7 @@ TEST_F(DashboardTest, OverviewDrawsTheUtilisationHeatmap) {
   // Idle allocated GPUs, from the same samples.
   EXPECT_THAT(dom, HasSubstr("id=\"idle-gpus-caption\""));
   EXPECT_THAT(dom, HasSubstr("GPUs idle now"));
+  EXPECT_THAT(dom, HasSubstr("id=\"device-health-caption\""));
 }
 
 // The system's dark scheme: the theme's colours resolve for the charts and

@@ -50,6 +50,7 @@ const TONES = {
   ready: 'good', running: 'good', succeeded: 'good', ok: 'good', active: 'good',
   notready: 'bad', failed: 'bad', error: 'bad', stale: 'warn', pending: 'warn',
   unknown: 'neutral', paused: 'warn', created: 'neutral', exited: 'neutral',
+  healthy: 'good', degraded: 'warn', unhealthy: 'bad',
 };
 export function badge(text) {
   const tone = TONES[String(text || '').toLowerCase()] || 'neutral';

@@ -129,3 +129,96 @@ def test_gpu_peaks_come_with_their_sources():
     assert all(p["source"] for p in peaks.values())
     assert lens.gpu_peak("NVIDIA H100 80GB HBM3")["model"] == "H100 SXM"
     assert lens.gpu_peak("Tesla V100-SXM2-32GB") is None
+
+
+def add_series(path, metric, labels, points):
+    """Writes one series of the store's sample history: (unix seconds, value) points."""
+    conn = sqlite3.connect(path)
+    cur = conn.execute("INSERT INTO sample_series (metric, labels) VALUES (?,?)",
+                       (metric, json.dumps(dict(sorted(labels.items())), separators=(",", ":"))))
+    for t, v in points:
+        conn.execute("INSERT INTO samples (series_id, ts_ms, value) VALUES (?,?,?)",
+                     (cur.lastrowid, t * 1000, v))
+    conn.commit()
+    conn.close()
+
+
+def test_stragglers_find_the_slow_gpu_and_its_throttling(db, tmp_path):
+    # Three more GPUs of gpu-node-1 held by the same container, busy at 91, 92 and 93% (GPU 1 at
+    # 90%): over the hour GPU 0 averages (80 x 0.02 + 40 x 0.9) / 120 = 0.31 against a median
+    # of 0.91 (MAD 0.01), with thermal throttling recorded for it.
+    path = tmp_path / "lens.db"
+    conn = sqlite3.connect(path)
+    us = T0 * 1_000_000
+    for index in (2, 3, 4):
+        conn.execute(
+            "INSERT INTO gpu_devices (node, gpu_index, vendor, model, serial, bdf, updated_at)"
+            " VALUES (?,?,?,?,?,?,?)",
+            ("gpu-node-1", index, "amd", "AMD Instinct MI300X", f"SER{index}",
+             f"0000:{0x11 + index:02x}:00.0", us))
+        conn.execute(
+            "INSERT INTO node_container_devices (container_id, kind, device_key, bdf, source)"
+            " VALUES (?,?,?,?,?)", ("c-1", "gpu", f"SER{index}", "", "pod-resources"))
+    conn.commit()
+    conn.close()
+    for index in (2, 3, 4):
+        add_series(path, "lens_gpu_utilization_ratio", {"gpu": str(index), "node": "gpu-node-1"},
+                   [(T0 + 30 * k, 0.89 + index / 100) for k in range(120)])
+    add_series(path, "lens_gpu_throttled",
+               {"gpu": "0", "node": "gpu-node-1", "reason": "thermal"},
+               [(T0 + 30 * k, 1.0 if 20 <= k < 100 else 0.0) for k in range(120)])
+    got = lens.stragglers(db, "w-1", from_s=T0, to_s=T0 + 3599)
+    assert got["gpus"] == 5
+    assert got["utilization"]["median"] == pytest.approx(0.91)
+    assert got["utilization"]["mad"] == pytest.approx(0.01)
+    assert len(got["suspects"]) == 1
+    s = got["suspects"][0]
+    assert (s["node"], s["gpu"], s["scope"]) == ("gpu-node-1", "0", "gpu")
+    assert s["score"] > 3.5
+    assert s["findings"][0]["value"] == pytest.approx((80 * 0.02 + 40 * 0.9) / 120, abs=0.01)
+    assert any(e["kind"] == "gpu_throttle" and e["name"] == "thermal" for e in s["evidence"])
+    with pytest.raises(lens.NotFoundError):
+        lens.stragglers(db, "no-such", from_s=T0, to_s=T0 + 3600)
+
+
+def test_device_health_from_the_agents_series(db, tmp_path):
+    # GPU 0 healthy for 10 minutes, then unhealthy; its port degraded throughout.
+    path = tmp_path / "lens.db"
+    add_series(path, "lens_gpu_health", {"gpu": "0", "id": "SER0", "node": "gpu-node-1"},
+               [(T0 + 60 * k, 2.0 if k >= 10 else 0.0) for k in range(20)])
+    add_series(path, "lens_rdma_port_health",
+               {"device": "mlx5_0", "id": "0x1/1", "node": "gpu-node-1", "port": "1"},
+               [(T0 + 60 * k, 1.0) for k in range(20)])
+    got = lens.device_health(db, from_s=T0, to_s=T0 + 1140)
+    gpu, port = got["devices"]
+    assert (gpu["kind"], gpu["id"], gpu["state"]) == ("gpu", "SER0", "unhealthy")
+    assert gpu["since"] == T0 + 600 and gpu["changes"] == 1
+    assert (port["kind"], port["device"], port["port"], port["state"]) == (
+        "rdma_port", "mlx5_0", 1, "degraded")
+    assert got["changes"] == [{"kind": "gpu", "node": "gpu-node-1", "device": "0", "port": 0,
+                               "id": "SER0", "at": T0 + 600, "from": "healthy",
+                               "to": "unhealthy"}]
+
+
+def test_node_placement_flags_a_cpuset_on_the_other_socket(db, tmp_path):
+    # The container's init pid 4343 has the cgroup v2 cpuset 96-103,288-295 (NUMA node 1 of the
+    # MI300X host) while its GPU 0000:0c:00.0 is on node 0: every CPU is off the GPU's node.
+    path = tmp_path / "lens.db"
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE node_containers SET pid = 4343")
+    conn.execute("DELETE FROM node_container_devices")
+    conn.execute(
+        "INSERT INTO node_container_devices (container_id, kind, device_key, bdf, source)"
+        " VALUES (?,?,?,?,?)", ("c-1", "gpu", "SER0", "0000:0c:00.0", "pod-resources"))
+    conn.commit()
+    conn.close()
+    pods = lens.node_placement(db, "gpu-node-1",
+                               sysfs_root=str(FIXTURES / "hosts" / "mi300x-8x-mlx5" / "sys"),
+                               procfs_root=str(FIXTURES / "flow" / "proc"))
+    assert [p["name"] for p in pods] == ["llama-0"]
+    pod = pods[0]
+    assert pod["gpus"][0]["bdf"] == "0000:0c:00.0" and pod["gpus"][0]["numaNode"] == 0
+    assert pod["cpusets"][0]["cpus"] == "96-103,288-295"
+    assert [f["issue"] for f in pod["flags"]] == ["cpus-off-gpu-numa-nodes"]
+    assert not pod["flags"][0]["partial"]
+    assert lens.node_placement(db, "other-node") == []

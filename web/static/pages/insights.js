@@ -1,6 +1,6 @@
 // The insight cards: idle allocated GPUs (overview) and a workload's goodput
 // split with MFU (workload page). docs/insights.md.
-import {card, h, link, note, stat, table} from '../dom.js';
+import {badge, card, h, link, note, stat, table} from '../dom.js';
 import * as fmt from '../format.js';
 
 // The parts of a goodput breakdown, in time order, with their bar colours.
@@ -136,4 +136,34 @@ export function stragglersCard(answer) {
           ? s.evidence.map(evidenceText).join('; ') : 'no evidence found')},
     ], d.suspects || [], {empty: 'No GPU or node is out of line with the job.',
                           id: 'stragglers-table'})), {wide: true, id: 'stragglers'});
+}
+
+// GPUs and RDMA ports not healthy (or that changed) over the range, from the
+// agents' health series.
+export function deviceHealthCard(answer) {
+  if (answer.unavailable) {
+    return card('Device health', note('Device health needs the agents\' series: not ' +
+                                      `available from this API server (${answer.unavailable.message}).`),
+                {id: 'device-health'});
+  }
+  const d = answer.data;
+  const devices = d.devices || [];
+  const count = (s) => devices.filter((x) => x.state === s).length;
+  const shown = devices.filter((x) => x.state !== 'healthy' || x.changes > 0);
+  const caption = `${fmt.num(devices.length)} devices: ${fmt.num(count('unhealthy'))} ` +
+                  `unhealthy, ${fmt.num(count('degraded'))} degraded; ` +
+                  `${fmt.num((d.changes || []).length)} changes in range`;
+  return card('Device health', h('div', {},
+    h('p', {class: 'muted', id: 'device-health-caption', text: caption}),
+    table([
+      {label: 'Node', value: (x) => link(x.node, 'nodes', x.node)},
+      {label: 'Device', value: (x) => (x.kind === 'gpu' ? `GPU ${x.device}`
+                                                        : `${x.device} port ${x.port}`)},
+      {label: 'Id', value: (x) => x.id},
+      {label: 'State', value: (x) => badge(x.state)},
+      {label: 'Since', num: true, value: (x) => fmt.ago(x.since),
+       title: (x) => fmt.dateTime(x.since)},
+      {label: 'Changes', num: true, value: (x) => fmt.num(x.changes)},
+    ], shown, {empty: 'Every GPU and RDMA port stayed healthy in this range.',
+               id: 'device-health-table'})), {id: 'device-health'});
 }
