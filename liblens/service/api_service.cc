@@ -6,10 +6,10 @@
 
 #include "core/metric_writer.h"
 #include "lens/dashboard.h"
-#include "lens/insights.h"
 #include "lens/log.h"
 #include "lens/metrics.h"
 #include "lens/store.h"
+#include "service/insight_metrics.h"
 
 namespace lens {
 namespace {
@@ -34,76 +34,10 @@ std::string RenderServiceMetrics(std::string_view cluster,
   return out;
 }
 
-// lens_gpu_idle_allocated per workload: GPUs held by a running container and
-// idle (under 5%) for 30 minutes up to now, from the last 40 minutes of
-// holdings and utilisation. Computed at most once a minute, on a scrape.
-class IdleGpuGauge {
- public:
-  std::string Render(Store& store, TimeSeriesSource& series) {
-    std::lock_guard lock(mu_);
-    const Timestamp now =
-        std::chrono::time_point_cast<std::chrono::microseconds>(
-            std::chrono::system_clock::now());
-    if (now - computed_at_ >= std::chrono::minutes(1)) {
-      computed_at_ = now;
-      Status st = Compute(store, series, now);
-      if (!st.ok()) {
-        ++errors_;
-        LENS_LOG(WARN).Field("error", st.message())
-            << "idle allocated GPUs not computed";
-      }
-    }
-    std::string out;
-    MetricWriter w(&out);
-    w.Family("lens_gpu_idle_allocated",
-             "GPUs held by a running container of the workload whose "
-             "utilisation stayed under 5% for the last 30 minutes.",
-             "gauge");
-    for (const IdleGpuWorkload& wl : workloads_) {
-      w.Sample({{"namespace", wl.namespace_name},
-                {"workload", wl.workload_name},
-                {"workload_uid", wl.workload_uid}},
-               wl.idle_gpus_now);
-    }
-    w.Family("lens_gpu_idle_allocated_errors_total",
-             "Times lens_gpu_idle_allocated could not be computed (the store "
-             "or the time series failed; the last values stay).",
-             "counter");
-    w.Sample({}, static_cast<double>(errors_));
-    return out;
-  }
-
- private:
-  Status Compute(Store& store, TimeSeriesSource& series, Timestamp now) {
-    IdleGpuOptions options;
-    options.now = now;
-    const Timestamp from = now - options.window - std::chrono::minutes(10);
-    LENS_ASSIGN_OR_RETURN(std::vector<GpuHolding> holdings,
-                          ReadGpuHoldings(store, from, now));
-    LENS_ASSIGN_OR_RETURN(
-        std::vector<GpuUtilizationSeries> utilization,
-        ReadGpuUtilization(series, from, now, std::chrono::seconds(30)));
-    LENS_ASSIGN_OR_RETURN(
-        std::vector<IdleGpuEpisode> episodes,
-        FindIdleAllocatedGpus(holdings, utilization, options));
-    std::vector<IdleGpuWorkload> all = IdleGpusByWorkload(episodes);
-    workloads_.clear();
-    for (IdleGpuWorkload& wl : all) {
-      if (wl.idle_gpus_now > 0) workloads_.push_back(std::move(wl));
-    }
-    return OkStatus();
-  }
-
-  std::mutex mu_;
-  Timestamp computed_at_{};                 // GUARDED_BY(mu_)
-  std::vector<IdleGpuWorkload> workloads_;  // GUARDED_BY(mu_)
-  uint64_t errors_ = 0;                     // GUARDED_BY(mu_)
-};
-
 }  // namespace
 
 struct ApiService::Impl {
-  IdleGpuGauge idle_gpus;
+  service::InsightGauges insights;
   Registry metrics;  // the HTTP server's requests; outlives it
   std::unique_ptr<Store> store;
   std::unique_ptr<TimeSeriesSource> series;
@@ -150,7 +84,7 @@ StatusOr<std::unique_ptr<ApiService>> ApiService::Start(
         r->content_type = std::string(kPrometheusTextContentType);
         r->body = RenderServiceMetrics(cluster, impl->series->backend(),
                                        *impl->store);
-        r->body += impl->idle_gpus.Render(*impl->store, *impl->series);
+        r->body += impl->insights.Render(*impl->store, *impl->series);
         r->body += impl->metrics.Render();
       });
   s.http->Handle("GET", "/healthz", [](const HttpRequest&, HttpResponse* r) {

@@ -157,8 +157,14 @@ TEST_F(ApiServiceTest, MetricsCountIdleAllocatedGpusPerWorkload) {
                                " 1\n"),
             std::string::npos)
       << metrics->body;
-  EXPECT_NE(metrics->body.find("lens_gpu_idle_allocated_errors_total 0"),
+  EXPECT_NE(metrics->body.find("lens_insight_metrics_errors_total 0"),
             std::string::npos);
+  // Its goodput: created an hour ago, no iteration logged: 0, no MFU.
+  EXPECT_NE(metrics->body.find("lens_workload_goodput_ratio{namespace=\"ml\","
+                               "workload=\"llama\",workload_uid=\"w-llama\"}"
+                               " 0\n"),
+            std::string::npos);
+  EXPECT_EQ(metrics->body.find("lens_workload_mfu_ratio{"), std::string::npos);
 }
 
 TEST_F(ApiServiceTest, TokenGuardsTheApiAndMetricsButNotThePageOrProbes) {
