@@ -4,6 +4,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <map>
+
 #include "core/metric_writer.h"
 #include "lens/log.h"
 
@@ -163,6 +165,30 @@ std::string NodeDeviceHealth::Json(std::optional<uint64_t> after) const {
   w.EndArray();
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize());
+}
+
+void RenderPlacementMetrics(const HostRoots& roots,
+                            std::span<const ContainerRecord> containers,
+                            std::string* out) {
+  MetricWriter w(out);
+  w.Family("lens_pod_placement_issues",
+           "Placement flags of a running pod with GPUs: a GPU and its NIC on "
+           "different NUMA nodes or root complexes, CPUs off the GPUs' NUMA "
+           "nodes (GET /placement says which).",
+           "gauge");
+  StatusOr<std::vector<PodPlacement>> audit =
+      AuditNodePlacement(roots, containers);
+  if (!audit.ok()) return;
+  for (const PodPlacement& p : *audit) {
+    std::map<std::string_view, int> by_issue;
+    for (const PlacementFlag& f : p.flags) ++by_issue[ToString(f.issue)];
+    for (const auto& [issue, n] : by_issue) {
+      w.Sample({{"issue", issue},
+                {"namespace", p.pod_namespace},
+                {"pod", p.pod_name}},
+               n);
+    }
+  }
 }
 
 }  // namespace lens::service

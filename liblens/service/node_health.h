@@ -8,9 +8,11 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "lens/insights_health.h"
+#include "lens/insights_placement.h"
 #include "lens/node_agent.h"
 
 namespace lens::service {
@@ -41,6 +43,14 @@ class NodeDeviceHealth {
   // Transitions counted per kind (GPU, port) and new state.
   uint64_t transitions_[2][3] = {};  // GUARDED_BY(mu_)
 };
+
+// lens_pod_placement_issues{namespace, pod, issue}: the flags of the
+// placement audit of `containers` (the running ones with GPUs) against the
+// host under `roots`, one sample per pod and issue with flags. An audit
+// that fails renders the family without samples.
+void RenderPlacementMetrics(const HostRoots& roots,
+                            std::span<const ContainerRecord> containers,
+                            std::string* out);
 
 }  // namespace lens::service
 

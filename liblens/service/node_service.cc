@@ -56,8 +56,16 @@ StatusOr<std::unique_ptr<NodeService>> NodeService::Start(
     service::NodeDeviceHealth* health = s.health.get();
     s.agent->SetCycleListener(
         [health](const NodeSnapshot& snap) { health->Observe(snap); });
+    // Health, and the placement of the pods the tracker (set up below,
+    // before serving) sees.
     s.agent->SetMetricsAppender(
-        [health](std::string* out) { health->RenderMetrics(out); });
+        [impl = &s, roots = options.roots](std::string* out) {
+          impl->health->RenderMetrics(out);
+          if (impl->tracker) {
+            service::RenderPlacementMetrics(roots, impl->tracker->Containers(),
+                                            out);
+          }
+        });
     s.agent_http->Handle(
         "GET", "/health/devices",
         [health](const HttpRequest& req, HttpResponse* out) {

@@ -12,6 +12,7 @@
 #include "lens/node_agent.h"
 #include "lens/node_service.h"
 #include "lens/probe.h"
+#include "service/node_health.h"
 
 namespace lens {
 namespace {
@@ -221,6 +222,37 @@ TEST_F(RestTest, DeviceHealthFollowsTheCyclesAndExplainsItself) {
   EXPECT_EQ(GpuHealthLines(metrics->body, "0"), 0);
   service_.reset();
   std::filesystem::remove_all(root);
+}
+
+// The node's placement metric: a running container (init pid 4343, whose
+// cgroup's cpuset is 96-103,288-295: NUMA node 1 of the MI300X host) holds
+// GPU 0000:0c:00.0 on node 0: one cpus-off-gpu-numa-nodes flag for its pod.
+TEST(PlacementMetricsTest, CountsEachPodsFlagsByIssue) {
+  HostRoots roots = HostRoots::Under(kHosts + "mi300x-8x-mlx5");
+  roots.procfs = std::string(LENS_FIXTURES_DIR) + "/flow/proc";
+  ContainerRecord c;
+  c.container_id = "c-1";
+  c.pod_uid = "uid-1";
+  c.pod_namespace = "ml";
+  c.pod_name = "llama-0";
+  c.state = ContainerState::kRunning;
+  c.pid = 4343;
+  c.devices = {{DeviceKind::kGpu, "SER0", "0000:0c:00.0", "pod-resources"}};
+  ContainerRecord exited = c;
+  exited.container_id = "c-2";
+  exited.pod_name = "old-0";
+  exited.pod_uid = "uid-2";
+  exited.state = ContainerState::kExited;
+  const ContainerRecord both[] = {c, exited};
+  std::string out;
+  service::RenderPlacementMetrics(roots, both, &out);
+  EXPECT_NE(out.find("# TYPE lens_pod_placement_issues gauge"),
+            std::string::npos);
+  EXPECT_NE(out.find("lens_pod_placement_issues{issue=\"cpus-off-gpu-numa-"
+                     "nodes\",namespace=\"ml\",pod=\"llama-0\"} 1\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("old-0"), std::string::npos) << "only running pods";
 }
 
 TEST_F(RestTest, PodsWithTrackingOffSaysWhy) {
