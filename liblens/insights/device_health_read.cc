@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "insights/series_query.h"
 #include "lens/insights_health.h"
 #include "lens/timeseries.h"
 
@@ -37,17 +38,10 @@ StatusOr<DeviceHealthHistory> ReadDeviceHealthHistory(
   DeviceHealthHistory out;
   for (const HealthDeviceKind kind :
        {HealthDeviceKind::kGpu, HealthDeviceKind::kRdmaPort}) {
-    RangeQuery q;
-    q.metric = kind == HealthDeviceKind::kGpu ? "lens_gpu_health"
-                                              : "lens_rdma_port_health";
-    q.from_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    from.time_since_epoch())
-                    .count();
-    q.to_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  to.time_since_epoch())
-                  .count();
-    q.step = step;
-    q.max_series = 100000;
+    const RangeQuery q = insights::SeriesQuery(kind == HealthDeviceKind::kGpu
+                                                   ? "lens_gpu_health"
+                                                   : "lens_rdma_port_health",
+                                               from, to, step);
     LENS_ASSIGN_OR_RETURN(std::vector<SeriesSamples> series,
                           source.QueryRange(q));
     // One device can have several series (an agent restarted with another

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "insights/series_query.h"
 #include "lens/insights.h"
 #include "lens/store.h"
 #include "lens/timeseries.h"
@@ -109,17 +110,9 @@ StatusOr<std::vector<GpuHolding>> ReadGpuHoldings(Store& store, Timestamp from,
 StatusOr<std::vector<GpuUtilizationSeries>> ReadGpuUtilization(
     TimeSeriesSource& source, Timestamp from, Timestamp to,
     std::chrono::milliseconds step, std::string_view node) {
-  RangeQuery q;
-  q.metric = "lens_gpu_utilization_ratio";
+  RangeQuery q =
+      insights::SeriesQuery("lens_gpu_utilization_ratio", from, to, step);
   if (!node.empty()) q.matchers.emplace_back("node", std::string(node));
-  q.from_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  from.time_since_epoch())
-                  .count();
-  q.to_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                to.time_since_epoch())
-                .count();
-  q.step = step;
-  q.max_series = 100000;
   LENS_ASSIGN_OR_RETURN(std::vector<SeriesSamples> series,
                         source.QueryRange(q));
   // One GPU can have several series (an agent restarted with another
