@@ -21,11 +21,13 @@
 #ifndef LENS_INSIGHTS_PLACEMENT_H_
 #define LENS_INSIGHTS_PLACEMENT_H_
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lens/export.h"
@@ -34,6 +36,8 @@
 #include "lens/status.h"
 
 namespace lens {
+
+class TimeSeriesSource;  // lens/timeseries.h
 
 // ---- topology, as sysfs shows it ----------------------------------------
 
@@ -264,6 +268,27 @@ LENS_EXPORT std::string PlacementJson(std::span<const PodPlacement> pods);
 // devices under `roots`. What the node agent serves at GET /placement.
 LENS_EXPORT StatusOr<std::vector<PodPlacement>> AuditNodePlacement(
     const HostRoots& roots, std::span<const ContainerRecord> containers);
+
+// ---- the cluster's view, from the agents' metrics ---------------------------
+
+// A pod the agents flag (lens_pod_placement_issues) at the end of a range.
+struct PodPlacementIssues {
+  std::string node;
+  std::string pod_namespace;
+  std::string pod_name;
+  // (issue, flags) with flags > 0 at the pod's last point, by issue.
+  std::vector<std::pair<std::string, int32_t>> issues;
+  Timestamp last_seen{};
+};
+
+// The agents' lens_pod_placement_issues over [from, to] at `step` from a
+// time-series source (the scrape's `node` label): each pod's issues at its
+// last point, for pods seen within two steps (at least 5 minutes) of `to`
+// with at least one; by node, namespace and pod. The devices and CPUs
+// concerned are on the node's GET /placement.
+LENS_EXPORT StatusOr<std::vector<PodPlacementIssues>> ReadPlacementIssues(
+    TimeSeriesSource& source, Timestamp from, Timestamp to,
+    std::chrono::milliseconds step);
 
 }  // namespace lens
 

@@ -12,6 +12,7 @@
 #include "api/params.h"
 #include "api/routes.h"
 #include "lens/insights_health.h"
+#include "lens/insights_placement.h"
 
 namespace lens::api {
 namespace {
@@ -232,6 +233,43 @@ Status GetDeviceHealth(const ApiContext& ctx, const RouteSpec&,
     Time(w, "at", c.at);
     Str(w, "from", DeviceHealthName(c.from));
     Str(w, "to", DeviceHealthName(c.to));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return OkStatus();
+}
+
+Status GetPlacementIssues(const ApiContext& ctx, const RouteSpec&,
+                          const HttpRequest& req, JsonWriter& w) {
+  LENS_ASSIGN_OR_RETURN(auto range, InsightRange(req, 3600));
+  const auto [from_s, to_s] = range;
+  const int64_t step_s =
+      std::max<int64_t>(60, (to_s - from_s + kMaxSteps - 1) / kMaxSteps);
+  LENS_ASSIGN_OR_RETURN(
+      std::vector<PodPlacementIssues> pods,
+      ReadPlacementIssues(*ctx.series, FromUnix(from_s), FromUnix(to_s),
+                          std::chrono::seconds(step_s)));
+  w.StartObject();
+  Int(w, "from", from_s);
+  Int(w, "to", to_s);
+  w.Key("pods");
+  w.StartArray();
+  for (const PodPlacementIssues& p : pods) {
+    w.StartObject();
+    Str(w, "node", p.node);
+    Str(w, "namespace", p.pod_namespace);
+    Str(w, "pod", p.pod_name);
+    Time(w, "lastSeen", p.last_seen);
+    w.Key("issues");
+    w.StartArray();
+    for (const auto& [issue, n] : p.issues) {
+      w.StartObject();
+      Str(w, "issue", issue);
+      Int(w, "flags", n);
+      w.EndObject();
+    }
+    w.EndArray();
     w.EndObject();
   }
   w.EndArray();

@@ -111,6 +111,10 @@ constexpr ParamSpec kDeviceHealthParams[] = {
     {"from", T::kTime, "Range from (Unix seconds; default: a day before to)"},
     {"to", T::kTime, "Range to (Unix seconds; default: now); at most 7 days"},
 };
+constexpr ParamSpec kPlacementParams[] = {
+    {"from", T::kTime, "Range from (Unix seconds; default: an hour before to)"},
+    {"to", T::kTime, "Range to (Unix seconds; default: now); at most 7 days"},
+};
 constexpr ParamSpec kGoodputParams[] = {
     {"uid", T::kString, "Workload uid (path)"},
 };
@@ -178,6 +182,12 @@ constexpr RouteSpec kRoutes[] = {
      "unhealthy) with its state over a range, and the changes, from their "
      "lens_gpu_health and lens_rdma_port_health series",
      kDeviceHealthParams, false, {}, "DeviceHealth", GetDeviceHealth, true},
+    {"GET", "/api/v1/insights/placement",
+     "Pods the agents flag for placement (a GPU and its NIC on different "
+     "NUMA nodes or root complexes, CPUs off the GPUs' NUMA nodes) at the "
+     "range's end, from their lens_pod_placement_issues series",
+     kPlacementParams, false, {}, "PlacementIssues", GetPlacementIssues,
+     true},
     {"GET", "/api/v1/pods", "GPU pods, filtered, sorted and paged",
      kPodParams, true, kPodSort, "PodPage", ListPods},
     {"GET", "/api/v1/flows",

@@ -112,6 +112,8 @@ Status GetWorkloadStragglers(const ApiContext&, const RouteSpec&,
                              const HttpRequest&, JsonWriter&);
 Status GetDeviceHealth(const ApiContext&, const RouteSpec&, const HttpRequest&,
                        JsonWriter&);
+Status GetPlacementIssues(const ApiContext&, const RouteSpec&,
+                          const HttpRequest&, JsonWriter&);
 
 // Parts of the workload detail (workload_devices.cc): the GPUs its pods'
 // containers hold, and its pods' lifecycle events in time order.

@@ -159,6 +159,26 @@ constexpr PropertySpec kDeviceHealthChange[] = {
     Str("to", "The state after"),
 };
 
+constexpr PropertySpec kPlacementIssues[] = {
+    Int("from", "Range from (Unix seconds)"),
+    Int("to", "Range to (Unix seconds)"),
+    List("pods", "PlacementPodIssues",
+         "Pods flagged at the range's end, by node, namespace and pod"),
+};
+constexpr PropertySpec kPlacementPodIssues[] = {
+    Str("node", "Node name (its GET /placement names the devices and CPUs)"),
+    Str("namespace", "Pod namespace"),
+    Str("pod", "Pod name"),
+    Time("lastSeen", "Its last point"),
+    List("issues", "PlacementIssueCount", "Issues with flags, by issue"),
+};
+constexpr PropertySpec kPlacementIssueCount[] = {
+    Str("issue",
+        "nic-on-other-numa-node, nic-under-other-root-complex, "
+        "cpus-off-gpu-numa-nodes or gpus-without-local-cpus"),
+    Int("flags", "How many (GPUs, or containers)"),
+};
+
 // clang-format off
 constexpr SchemaSpec kInsightSchemas[] = {
     {"IdleGpus", "Allocated GPUs that stayed idle", kIdleGpus},
@@ -168,6 +188,9 @@ constexpr SchemaSpec kInsightSchemas[] = {
     {"GoodputRun", "One training run's goodput", kGoodputRun},
     {"GoodputBreakdown", "Wall time split into parts", kGoodputBreakdown},
     {"DeviceHealth", "GPU and RDMA port health over a range", kDeviceHealth},
+    {"PlacementIssues", "Pods placed badly", kPlacementIssues},
+    {"PlacementPodIssues", "One pod's placement flags", kPlacementPodIssues},
+    {"PlacementIssueCount", "One issue's flags", kPlacementIssueCount},
     {"DeviceHealthSeen", "One device's state", kDeviceHealthSeen},
     {"DeviceHealthChange", "One state change", kDeviceHealthChange},
     {"Stragglers", "A workload's slow GPUs and nodes with evidence",

@@ -210,6 +210,63 @@ TEST_P(ApiInsightsTest, DeviceHealthFromTheAgentsSeries) {
   EXPECT_STREQ(d["changes"][1]["to"].GetString(), "healthy");
 }
 
+TEST_P(ApiInsightsTest, PlacementIssuesFromTheAgentsSeries) {
+  // At kS0 + 60k, k = -1..4: ml/llama-worker-0 on node-a has one
+  // cpus-off-gpu-numa-nodes flag throughout, and two
+  // nic-on-other-numa-node flags until k = 2 (that series then ends: the
+  // flags cleared); research/bert-0 on node-b was flagged until k = 0 (the
+  // pod ended). At kS0 + 240 both are fresh (bert's last point is 4
+  // minutes old, within 5): llama with its CPU flag only (older than its
+  // last point, the NIC flags are gone), bert with its flag. At kS0 + 840
+  // neither is.
+  std::vector<MetricSample> samples;
+  for (int k = -1; k <= 4; ++k) {
+    samples.push_back({"lens_pod_placement_issues",
+                       {{"node", "node-a"},
+                        {"namespace", "ml"},
+                        {"pod", "llama-worker-0"},
+                        {"issue", "cpus-off-gpu-numa-nodes"}},
+                       (kS0 + 60 * k) * 1000,
+                       1});
+    if (k <= 2) {
+      samples.push_back({"lens_pod_placement_issues",
+                         {{"node", "node-a"},
+                          {"namespace", "ml"},
+                          {"pod", "llama-worker-0"},
+                          {"issue", "nic-on-other-numa-node"}},
+                         (kS0 + 60 * k) * 1000,
+                         2});
+    }
+    if (k <= 0) {
+      samples.push_back({"lens_pod_placement_issues",
+                         {{"node", "node-b"},
+                          {"namespace", "research"},
+                          {"pod", "bert-0"},
+                          {"issue", "cpus-off-gpu-numa-nodes"}},
+                         (kS0 + 60 * k) * 1000,
+                         1});
+    }
+  }
+  ASSERT_TRUE(store_->samples().AppendSamples(samples).ok());
+  rapidjson::Document d =
+      Data("/api/v1/insights/placement?from=" + std::to_string(kS0) +
+           "&to=" + std::to_string(kS0 + 240));
+  ASSERT_EQ(d["pods"].Size(), 2u);
+  const auto& llama = d["pods"][0];
+  EXPECT_STREQ(llama["node"].GetString(), "node-a");
+  EXPECT_STREQ(llama["pod"].GetString(), "llama-worker-0");
+  EXPECT_EQ(llama["lastSeen"].GetInt64(), kS0 + 240);
+  ASSERT_EQ(llama["issues"].Size(), 1u);
+  EXPECT_STREQ(llama["issues"][0]["issue"].GetString(),
+               "cpus-off-gpu-numa-nodes");
+  EXPECT_EQ(llama["issues"][0]["flags"].GetInt64(), 1);
+  EXPECT_STREQ(d["pods"][1]["pod"].GetString(), "bert-0");
+  // Ten minutes later nothing is fresh: no pod is flagged now.
+  d = Data("/api/v1/insights/placement?from=" + std::to_string(kS0) +
+           "&to=" + std::to_string(kS0 + 840));
+  EXPECT_EQ(d["pods"].Size(), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ApiInsightsTest,
                          testing::Values(Backend::kSqlite, Backend::kPostgres),
                          BackendName);

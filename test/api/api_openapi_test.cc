@@ -120,6 +120,7 @@ TEST_P(ApiOpenApiTest, ListsExactlyTheServedRoutes) {
       "/api/v1/workloads/{uid}/stragglers",
       "/api/v1/insights/idle-gpus",
       "/api/v1/insights/device-health",
+      "/api/v1/insights/placement",
       "/api/v1/flows",
       "/api/v1/pods",
       "/api/v1/storage",
@@ -209,6 +210,7 @@ TEST_P(ApiOpenApiTest, EveryRouteAnswersWithExactlyItsSchema) {
       {"/api/v1/insights/idle-gpus", "/api/v1/insights/idle-gpus" + range},
       {"/api/v1/insights/device-health",
        "/api/v1/insights/device-health" + range},
+      {"/api/v1/insights/placement", "/api/v1/insights/placement" + range},
   };
   std::set<std::string> covered = {"/api/v1/openapi.json"}, documented;
   for (const auto& p : doc_["paths"].GetObject())

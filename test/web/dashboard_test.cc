@@ -168,6 +168,7 @@ TEST_F(DashboardTest, OverviewDrawsTheUtilisationHeatmap) {
   EXPECT_THAT(dom, HasSubstr("id=\"idle-gpus-caption\""));
   EXPECT_THAT(dom, HasSubstr("GPUs idle now"));
   EXPECT_THAT(dom, HasSubstr("id=\"device-health-caption\""));
+  EXPECT_THAT(dom, HasSubstr("id=\"placement-caption\""));
 }
 
 // The system's dark scheme: the theme's colours resolve for the charts and

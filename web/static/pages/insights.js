@@ -167,3 +167,31 @@ export function deviceHealthCard(answer) {
     ], shown, {empty: 'Every GPU and RDMA port stayed healthy in this range.',
                id: 'device-health-table'})), {id: 'device-health'});
 }
+
+const ISSUE_NAMES = {
+  'nic-on-other-numa-node': 'NIC on another NUMA node',
+  'nic-under-other-root-complex': 'NIC under another root complex',
+  'cpus-off-gpu-numa-nodes': 'CPUs off the GPUs\' NUMA nodes',
+  'gpus-without-local-cpus': 'GPUs without local CPUs',
+};
+
+// Pods the agents flag for placement now; the node's /placement has the
+// devices and CPUs.
+export function placementCard(answer) {
+  if (answer.unavailable) {
+    return card('Placement', note('Placement needs the agents\' series: not available ' +
+                                  `from this API server (${answer.unavailable.message}).`),
+                {id: 'placement'});
+  }
+  const pods = answer.data.pods || [];
+  return card('Placement', h('div', {},
+    h('p', {class: 'muted', id: 'placement-caption',
+            text: `${fmt.num(pods.length)} pods placed badly now`}),
+    table([
+      {label: 'Node', value: (p) => link(p.node, 'nodes', p.node)},
+      {label: 'Pod', value: (p) => `${p.namespace}/${p.pod}`},
+      {label: 'Issues', value: (p) => p.issues
+          .map((i) => `${ISSUE_NAMES[i.issue] || i.issue} (${fmt.num(i.flags)})`).join('; ')},
+    ], pods, {empty: 'No pod is flagged: GPUs, NICs and CPUs sit together.',
+              id: 'placement-table'})), {id: 'placement'});
+}

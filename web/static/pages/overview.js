@@ -1,12 +1,12 @@
 // #/ — the cluster: node and GPU totals, GPU allocation over the range, the
 // utilisation heatmap (node x GPU x time), allocated GPUs left idle, device
-// health and every node.
+// health, pods placed badly and every node.
 import * as api from '../api.js';
 import {timeChart} from '../charts.js';
 import {badge, card, h, link, meter, note, stat, table} from '../dom.js';
 import * as fmt from '../format.js';
 import {heatmap} from '../heatmap.js';
-import {deviceHealthCard, idleGpusCard} from './insights.js';
+import {deviceHealthCard, idleGpusCard, placementCard} from './insights.js';
 
 const MAX_NODES = 1000;  // the API's largest page
 
@@ -18,7 +18,7 @@ export async function render(ctx) {
   const {from, to, step} = ctx.range;
   const signal = ctx.signal;
   const week = {from: Math.max(from, to - 7 * 86400), to};
-  const [clusters, nodes, allocation, heat, idle, health] = await Promise.all([
+  const [clusters, nodes, allocation, heat, idle, health, placement] = await Promise.all([
     api.get('/api/v1/clusters', {signal}),
     api.get(api.withQuery('/api/v1/nodes',
                           {pageSize: MAX_NODES, sort: 'name', order: 'asc'}), {signal}),
@@ -27,6 +27,7 @@ export async function render(ctx) {
     // The insight routes answer at most 7 days: the range's last 7.
     api.optional(api.withQuery('/api/v1/insights/idle-gpus', week), {signal}),
     api.optional(api.withQuery('/api/v1/insights/device-health', week), {signal}),
+    api.optional(api.withQuery('/api/v1/insights/placement', week), {signal}),
   ]);
   const cluster = clusters.items[0] || {nodes: {}, gpus: {}, workloads: {}};
   return h('div', {class: 'page'},
@@ -40,6 +41,7 @@ export async function render(ctx) {
            h('div', {class: 'grid two'},
              idleGpusCard(idle),
              deviceHealthCard(health)),
+           placementCard(placement),
            nodesCard(nodes));
 }
 
