@@ -2,12 +2,14 @@
 #include "service/insight_metrics.h"
 
 #include "core/metric_writer.h"
+#include "lens/insights_stragglers.h"
 #include "lens/log.h"
 
 namespace lens::service {
 namespace {
 
-constexpr int32_t kGoodputWorkloads = 1000;  // per computation, at most
+constexpr int32_t kGoodputWorkloads = 1000;   // per computation, at most
+constexpr int32_t kStragglerWorkloads = 100;  // the largest, at most
 
 }  // namespace
 
@@ -18,7 +20,8 @@ std::string InsightGauges::Render(Store& store, TimeSeriesSource& series) {
   if (now - computed_at_ >= std::chrono::minutes(1)) {
     computed_at_ = now;
     for (Status st :
-         {ComputeIdle(store, series, now), ComputeGoodput(store, now)}) {
+         {ComputeIdle(store, series, now), ComputeGoodput(store, now),
+          ComputeStragglers(store, series, now)}) {
       if (st.ok()) continue;
       ++errors_;
       LENS_LOG(WARN).Field("error", st.message())
@@ -57,6 +60,17 @@ std::string InsightGauges::Render(Store& store, TimeSeriesSource& series) {
               {"workload", g.name},
               {"workload_uid", g.uid}},
              *g.mfu);
+  }
+  w.Family("lens_workload_straggler_suspects",
+           "GPUs or nodes of a running workload whose utilisation was out of "
+           "line with the job's over the last 30 minutes (median and MAD; "
+           "GET /api/v1/workloads/{uid}/stragglers has the evidence).",
+           "gauge");
+  for (const WorkloadSuspects& ws : stragglers_) {
+    w.Sample({{"namespace", ws.namespace_name},
+              {"workload", ws.name},
+              {"workload_uid", ws.uid}},
+             ws.suspects);
   }
   w.Family("lens_insight_metrics_errors_total",
            "Times the insight metrics could not be computed (the store or "
@@ -105,6 +119,32 @@ Status InsightGauges::ComputeGoodput(Store& store, Timestamp now) {
     out.push_back({w.uid, w.name, w.namespace_name, r.total.goodput, r.mfu});
   }
   goodput_ = std::move(out);
+  return OkStatus();
+}
+
+Status InsightGauges::ComputeStragglers(Store& store, TimeSeriesSource& series,
+                                        Timestamp now) {
+  WorkloadQuery q;
+  q.parent_uid = "";
+  q.ended = false;
+  q.sort = {"gpu_request", true};
+  q.page = {1, kStragglerWorkloads};
+  LENS_ASSIGN_OR_RETURN(Page<WorkloadRecord> running,
+                        store.pods().ListWorkloads(q));
+  std::vector<WorkloadSuspects> out;
+  for (const WorkloadRecord& w : running.items) {
+    if (w.gpu_request < 3) continue;  // too few GPUs to compare
+    StatusOr<WorkloadStragglers> found = FindWorkloadStragglers(
+        store, series, w.uid, now - std::chrono::minutes(30), now,
+        std::chrono::seconds(30));
+    if (!found.ok()) {
+      if (found.status().code() == StatusCode::kNotFound) continue;
+      return found.status();
+    }
+    out.push_back({w.uid, w.name, w.namespace_name,
+                   static_cast<int32_t>(found->report.suspects.size())});
+  }
+  stragglers_ = std::move(out);
   return OkStatus();
 }
 

@@ -105,6 +105,7 @@ TEST_F(ApiServiceTest, MetricsCountIdleAllocatedGpusPerWorkload) {
     w.uid = "w-llama";
     w.name = "llama";
     w.namespace_name = "ml";
+    w.gpu_request = 8;
     w.created_at = w.updated_at = now - std::chrono::minutes(60);
     ASSERT_TRUE((*store)->pods().UpsertWorkloads({&w, 1}).ok());
     PodRecord p;
@@ -165,6 +166,12 @@ TEST_F(ApiServiceTest, MetricsCountIdleAllocatedGpusPerWorkload) {
                                " 0\n"),
             std::string::npos);
   EXPECT_EQ(metrics->body.find("lens_workload_mfu_ratio{"), std::string::npos);
+  // Stragglers looked for (8 GPUs requested), none found: its two GPUs
+  // are too few to compare.
+  EXPECT_NE(metrics->body.find("lens_workload_straggler_suspects{namespace="
+                               "\"ml\",workload=\"llama\",workload_uid="
+                               "\"w-llama\"} 0\n"),
+            std::string::npos);
 }
 
 TEST_F(ApiServiceTest, TokenGuardsTheApiAndMetricsButNotThePageOrProbes) {
