@@ -17,20 +17,21 @@
 namespace lens::api {
 namespace {
 
-constexpr int64_t kDayS = 86400;
-constexpr int64_t kMaxRangeS = 7 * kDayS;
-constexpr int64_t kMaxSteps = 11000;     // RangeQuery's bound
-constexpr int64_t kMaxPoints = 1500000;  // per idle-GPU answer, all GPUs
+constexpr int64_t kInsightDayS = 86400;
+constexpr int64_t kInsightMaxRangeS = 7 * kInsightDayS;
+constexpr int64_t kInsightMaxSteps = 11000;  // RangeQuery's bound
+constexpr int64_t kIdleMaxPoints = 1500000;  // per idle-GPU answer, all GPUs
 
-int64_t UnixSeconds(Timestamp t) {
+int64_t InsightUnix(Timestamp t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch())
       .count();
 }
 
-Timestamp FromUnix(int64_t s) { return Timestamp(std::chrono::seconds(s)); }
+Timestamp InsightAt(int64_t s) { return Timestamp(std::chrono::seconds(s)); }
 
-StatusOr<int64_t> BoundedInt(const HttpRequest& req, std::string_view name,
-                             int64_t fallback, int64_t lo, int64_t hi) {
+StatusOr<int64_t> InsightBoundedInt(const HttpRequest& req,
+                                    std::string_view name, int64_t fallback,
+                                    int64_t lo, int64_t hi) {
   LENS_ASSIGN_OR_RETURN(std::optional<int64_t> v, IntParam(req, name));
   if (!v) return fallback;
   if (*v < lo || *v > hi) {
@@ -41,7 +42,8 @@ StatusOr<int64_t> BoundedInt(const HttpRequest& req, std::string_view name,
   return *v;
 }
 
-void WriteBreakdown(JsonWriter& w, const char* key, const GoodputBreakdown& b) {
+void WriteGoodputBreakdown(JsonWriter& w, const char* key,
+                           const GoodputBreakdown& b) {
   w.Key(key);
   w.StartObject();
   Num(w, "wallSeconds", b.wall_s);
@@ -65,13 +67,13 @@ StatusOr<std::pair<int64_t, int64_t>> InsightRange(const HttpRequest& req,
                         TimeParam(req, "from"));
   const int64_t to_s =
       to_param
-          ? UnixSeconds(*to_param)
-          : UnixSeconds(std::chrono::time_point_cast<std::chrono::microseconds>(
+          ? InsightUnix(*to_param)
+          : InsightUnix(std::chrono::time_point_cast<std::chrono::microseconds>(
                 std::chrono::system_clock::now()));
   const int64_t from_s =
-      from_param ? UnixSeconds(*from_param) : to_s - default_s;
+      from_param ? InsightUnix(*from_param) : to_s - default_s;
   if (from_s >= to_s) return InvalidArgumentError("from: must be before to");
-  if (to_s - from_s > kMaxRangeS) {
+  if (to_s - from_s > kInsightMaxRangeS) {
     return InvalidArgumentError("from: the range is over 7 days");
   }
   return std::make_pair(from_s, to_s);
@@ -81,33 +83,34 @@ StatusOr<std::pair<int64_t, int64_t>> InsightRange(const HttpRequest& req,
 
 Status GetIdleGpus(const ApiContext& ctx, const RouteSpec&,
                    const HttpRequest& req, JsonWriter& w) {
-  LENS_ASSIGN_OR_RETURN(auto range, InsightRange(req, kDayS));
+  LENS_ASSIGN_OR_RETURN(auto range, InsightRange(req, kInsightDayS));
   const auto [from_s, to_s] = range;
   LENS_ASSIGN_OR_RETURN(int64_t percent,
-                        BoundedInt(req, "thresholdPercent", 5, 1, 100));
-  LENS_ASSIGN_OR_RETURN(int64_t window_min,
-                        BoundedInt(req, "windowMinutes", 30, 1, 7 * 24 * 60));
+                        InsightBoundedInt(req, "thresholdPercent", 5, 1, 100));
+  LENS_ASSIGN_OR_RETURN(
+      int64_t window_min,
+      InsightBoundedInt(req, "windowMinutes", 30, 1, 7 * 24 * 60));
   LENS_ASSIGN_OR_RETURN(
       std::vector<GpuHolding> holdings,
-      ReadGpuHoldings(*ctx.store, FromUnix(from_s), FromUnix(to_s)));
+      ReadGpuHoldings(*ctx.store, InsightAt(from_s), InsightAt(to_s)));
   // Samples every 30 s are read at their own pace while the answer stays
   // small (about 1.5 M points in all, some 50 MB from a PromQL server:
   // a day of 500 GPUs); more GPUs or a longer range at a coarser step.
   std::set<std::pair<std::string, std::string>> gpus;
   for (const GpuHolding& h : holdings) gpus.emplace(h.node, h.gpu);
   const int64_t points_s = (to_s - from_s) * static_cast<int64_t>(gpus.size());
-  const int64_t step_s =
-      std::max<int64_t>({30, (to_s - from_s + kMaxSteps - 1) / kMaxSteps,
-                         (points_s + kMaxPoints - 1) / kMaxPoints});
+  const int64_t step_s = std::max<int64_t>(
+      {30, (to_s - from_s + kInsightMaxSteps - 1) / kInsightMaxSteps,
+       (points_s + kIdleMaxPoints - 1) / kIdleMaxPoints});
   IdleGpuOptions options;
   options.threshold = static_cast<double>(percent) / 100;
   options.window = std::chrono::minutes(window_min);
   options.max_sample_gap =
       std::chrono::seconds(std::max<int64_t>(120, 2 * step_s));
-  options.now = FromUnix(to_s);
+  options.now = InsightAt(to_s);
   LENS_ASSIGN_OR_RETURN(
       std::vector<GpuUtilizationSeries> series,
-      ReadGpuUtilization(*ctx.series, FromUnix(from_s), FromUnix(to_s),
+      ReadGpuUtilization(*ctx.series, InsightAt(from_s), InsightAt(to_s),
                          std::chrono::seconds(step_s)));
   LENS_ASSIGN_OR_RETURN(std::vector<IdleGpuEpisode> episodes,
                         FindIdleAllocatedGpus(holdings, series, options));
@@ -163,7 +166,7 @@ Status GetWorkloadGoodput(const ApiContext& ctx, const RouteSpec&,
                         ReadGoodputInput(*ctx.store, uid, now));
   LENS_ASSIGN_OR_RETURN(GoodputReport r, ComputeGoodput(in));
   w.StartObject();
-  WriteBreakdown(w, "total", r.total);
+  WriteGoodputBreakdown(w, "total", r.total);
   Num(w, "tflopsPerGpu", r.tflops_per_gpu);
   Num(w, "mfu", r.mfu);
   Str(w, "gpuModel", in.gpu_model);
@@ -184,7 +187,7 @@ Status GetWorkloadGoodput(const ApiContext& ctx, const RouteSpec&,
     Time(w, "lastIterationAt", run.last_iteration_at);
     Num(w, "tflopsPerGpu", run.tflops_per_gpu);
     Num(w, "mfu", run.mfu);
-    WriteBreakdown(w, "breakdown", run.breakdown);
+    WriteGoodputBreakdown(w, "breakdown", run.breakdown);
     w.EndObject();
   }
   w.EndArray();
@@ -194,13 +197,13 @@ Status GetWorkloadGoodput(const ApiContext& ctx, const RouteSpec&,
 
 Status GetDeviceHealth(const ApiContext& ctx, const RouteSpec&,
                        const HttpRequest& req, JsonWriter& w) {
-  LENS_ASSIGN_OR_RETURN(auto range, InsightRange(req, kDayS));
+  LENS_ASSIGN_OR_RETURN(auto range, InsightRange(req, kInsightDayS));
   const auto [from_s, to_s] = range;
-  const int64_t step_s =
-      std::max<int64_t>(60, (to_s - from_s + kMaxSteps - 1) / kMaxSteps);
+  const int64_t step_s = std::max<int64_t>(
+      60, (to_s - from_s + kInsightMaxSteps - 1) / kInsightMaxSteps);
   LENS_ASSIGN_OR_RETURN(
       DeviceHealthHistory h,
-      ReadDeviceHealthHistory(*ctx.series, FromUnix(from_s), FromUnix(to_s),
+      ReadDeviceHealthHistory(*ctx.series, InsightAt(from_s), InsightAt(to_s),
                               std::chrono::seconds(step_s)));
   auto device = [&w](HealthDeviceKind kind, const std::string& node,
                      const std::string& dev, int port, const std::string& id) {
@@ -244,11 +247,11 @@ Status GetPlacementIssues(const ApiContext& ctx, const RouteSpec&,
                           const HttpRequest& req, JsonWriter& w) {
   LENS_ASSIGN_OR_RETURN(auto range, InsightRange(req, 3600));
   const auto [from_s, to_s] = range;
-  const int64_t step_s =
-      std::max<int64_t>(60, (to_s - from_s + kMaxSteps - 1) / kMaxSteps);
+  const int64_t step_s = std::max<int64_t>(
+      60, (to_s - from_s + kInsightMaxSteps - 1) / kInsightMaxSteps);
   LENS_ASSIGN_OR_RETURN(
       std::vector<PodPlacementIssues> pods,
-      ReadPlacementIssues(*ctx.series, FromUnix(from_s), FromUnix(to_s),
+      ReadPlacementIssues(*ctx.series, InsightAt(from_s), InsightAt(to_s),
                           std::chrono::seconds(step_s)));
   w.StartObject();
   Int(w, "from", from_s);

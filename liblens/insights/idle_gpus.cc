@@ -44,8 +44,8 @@ bool IdleHolds(const GpuHolding& h, int64_t t) {
 // (started at or before `t`) that still covers it; an earlier one that
 // outlasts a later, shorter one holds it again after that one ends. Null
 // when nobody does.
-const GpuHolding* HolderAt(const std::vector<const GpuHolding*>& holders,
-                           size_t k, int64_t t) {
+const GpuHolding* IdleHolderAt(const std::vector<const GpuHolding*>& holders,
+                               size_t k, int64_t t) {
   if (holders.empty()) return nullptr;
   for (size_t j = k + 1; j-- > 0;) {
     if (IdleHolds(*holders[j], t)) return holders[j];
@@ -85,7 +85,7 @@ class IdleScanner {
       }
       end = std::min(end, now_us_);
       while (k + 1 < holders.size() && IdleUs(holders[k + 1]->from) <= t) ++k;
-      const GpuHolding* h = HolderAt(holders, k, t);
+      const GpuHolding* h = IdleHolderAt(holders, k, t);
       if (h && h->to) end = std::min(end, IdleUs(*h->to));
       const double v = points[i].value;
       const bool idle = h && std::isfinite(v) && v < threshold_;
