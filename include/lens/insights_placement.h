@@ -271,21 +271,36 @@ LENS_EXPORT StatusOr<std::vector<PodPlacement>> AuditNodePlacement(
 
 // ---- the cluster's view, from the agents' metrics ---------------------------
 
-// A pod the agents flag (lens_pod_placement_issues) at the end of a range.
+// One device of a pod as the agents' lens_pod_placement_device_info shows
+// it.
+struct PodPlacementDevice {
+  std::string kind;    // "gpu" or "rdma"
+  std::string device;  // GPU serial (or BDF), RDMA device name
+  std::string bdf;
+  std::string numa_node;     // "0", ...; "unknown"
+  std::string root_complex;  // "pci0000:00"; "unknown"
+  std::string nic;           // a GPU's NIC ("" when none)
+  std::string nic_distance;  // ToString(PcieDistance); "" without a NIC
+};
+
+// A pod the agents audit (lens_pod_placement_issues and
+// lens_pod_placement_device_info) at the end of a range.
 struct PodPlacementIssues {
   std::string node;
   std::string pod_namespace;
   std::string pod_name;
-  // (issue, flags) with flags > 0 at the pod's last point, by issue.
+  // (issue, flags) with flags > 0 at the pod's last point, by issue; empty
+  // for a pod placed well.
   std::vector<std::pair<std::string, int32_t>> issues;
+  std::vector<PodPlacementDevice> devices;  // GPUs, then RDMA; by BDF
   Timestamp last_seen{};
 };
 
-// The agents' lens_pod_placement_issues over [from, to] at `step` from a
-// time-series source (the scrape's `node` label): each pod's issues at its
-// last point, for pods seen within two steps (at least 5 minutes) of `to`
-// with at least one; by node, namespace and pod. The devices and CPUs
-// concerned are on the node's GET /placement.
+// The agents' placement series over [from, to] at `step` from a
+// time-series source (the scrape's `node` label): every pod seen within
+// two steps (at least 5 minutes) of `to`, with its devices' places and its
+// issues at its last point; by node, namespace and pod. The node's
+// GET /placement has the same with the CPUs and a sentence per flag.
 LENS_EXPORT StatusOr<std::vector<PodPlacementIssues>> ReadPlacementIssues(
     TimeSeriesSource& source, Timestamp from, Timestamp to,
     std::chrono::milliseconds step);

@@ -273,6 +273,20 @@ Status GetPlacementIssues(const ApiContext& ctx, const RouteSpec&,
       w.EndObject();
     }
     w.EndArray();
+    w.Key("devices");
+    w.StartArray();
+    for (const PodPlacementDevice& d : p.devices) {
+      w.StartObject();
+      Str(w, "kind", d.kind);
+      Str(w, "device", d.device);
+      Str(w, "bdf", d.bdf);
+      Str(w, "numaNode", d.numa_node);
+      Str(w, "rootComplex", d.root_complex);
+      Str(w, "nic", d.nic);
+      Str(w, "nicDistance", d.nic_distance);
+      w.EndObject();
+    }
+    w.EndArray();
     w.EndObject();
   }
   w.EndArray();

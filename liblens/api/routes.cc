@@ -183,9 +183,10 @@ constexpr RouteSpec kRoutes[] = {
      "lens_gpu_health and lens_rdma_port_health series",
      kDeviceHealthParams, false, {}, "DeviceHealth", GetDeviceHealth, true},
     {"GET", "/api/v1/insights/placement",
-     "Pods the agents flag for placement (a GPU and its NIC on different "
-     "NUMA nodes or root complexes, CPUs off the GPUs' NUMA nodes) at the "
-     "range's end, from their lens_pod_placement_issues series",
+     "Running pods with GPUs at the range's end: where their GPUs and RDMA "
+     "devices sit (NUMA node, PCIe root complex, each GPU's NIC) and their "
+     "flags (a GPU and its NIC on different NUMA nodes or root complexes, "
+     "CPUs off the GPUs' NUMA nodes), from the agents' placement series",
      kPlacementParams, false, {}, "PlacementIssues", GetPlacementIssues,
      true},
     {"GET", "/api/v1/pods", "GPU pods, filtered, sorted and paged",

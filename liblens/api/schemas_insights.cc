@@ -163,14 +163,27 @@ constexpr PropertySpec kPlacementIssues[] = {
     Int("from", "Range from (Unix seconds)"),
     Int("to", "Range to (Unix seconds)"),
     List("pods", "PlacementPodIssues",
-         "Pods flagged at the range's end, by node, namespace and pod"),
+         "Pods with GPUs at the range's end, by node, namespace and pod"),
 };
 constexpr PropertySpec kPlacementPodIssues[] = {
     Str("node", "Node name (its GET /placement names the devices and CPUs)"),
     Str("namespace", "Pod namespace"),
     Str("pod", "Pod name"),
     Time("lastSeen", "Its last point"),
-    List("issues", "PlacementIssueCount", "Issues with flags, by issue"),
+    List("issues", "PlacementIssueCount",
+         "Issues with flags, by issue (empty: placed well)"),
+    List("devices", "PlacementDevice", "Its GPUs, then RDMA devices"),
+};
+constexpr PropertySpec kPlacementDevice[] = {
+    Str("kind", "\"gpu\" or \"rdma\""),
+    Str("device", "GPU serial (or bus address), RDMA device name"),
+    Str("bdf", "PCI bus address"),
+    Str("numaNode", "NUMA node, or \"unknown\""),
+    Str("rootComplex", "PCIe root complex (\"pci0000:00\"), or \"unknown\""),
+    Str("nic", "A GPU's NIC for RDMA (\"\" when none)"),
+    Str("nicDistance",
+        "same-switch, same-root-complex, same-numa-node, unknown or "
+        "other-numa-node (\"\" without a NIC)"),
 };
 constexpr PropertySpec kPlacementIssueCount[] = {
     Str("issue",
@@ -191,6 +204,7 @@ constexpr SchemaSpec kInsightSchemas[] = {
     {"PlacementIssues", "Pods placed badly", kPlacementIssues},
     {"PlacementPodIssues", "One pod's placement flags", kPlacementPodIssues},
     {"PlacementIssueCount", "One issue's flags", kPlacementIssueCount},
+    {"PlacementDevice", "Where one device sits", kPlacementDevice},
     {"DeviceHealthSeen", "One device's state", kDeviceHealthSeen},
     {"DeviceHealthChange", "One state change", kDeviceHealthChange},
     {"Stragglers", "A workload's slow GPUs and nodes with evidence",

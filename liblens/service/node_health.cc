@@ -189,6 +189,34 @@ void RenderPlacementMetrics(const HostRoots& roots,
                n);
     }
   }
+  w.Family("lens_pod_placement_device_info",
+           "Where each GPU and RDMA device of a running pod with GPUs sits: "
+           "NUMA node (\"unknown\" for -1), PCIe root complex, and for a GPU "
+           "the NIC it uses and how close (1).",
+           "gauge");
+  for (const PodPlacement& p : *audit) {
+    for (const std::vector<PlacedDevice>* list : {&p.gpus, &p.nics}) {
+      for (const PlacedDevice& d : *list) {
+        const std::string numa =
+            d.numa_node ? std::to_string(*d.numa_node) : "unknown";
+        const bool gpu = d.kind == DeviceKind::kGpu;
+        w.Sample({{"bdf", d.bdf},
+                  {"device", d.device_key},
+                  {"kind", ToString(d.kind)},
+                  {"namespace", p.pod_namespace},
+                  {"nic", gpu ? std::string_view(d.nic_key) : ""},
+                  {"nic_distance", gpu && !d.nic_key.empty()
+                                       ? ToString(d.nic_distance)
+                                       : std::string_view()},
+                  {"numa_node", numa},
+                  {"pod", p.pod_name},
+                  {"root_complex", d.topology_known
+                                       ? std::string_view(d.root_complex)
+                                       : std::string_view("unknown")}},
+                 1);
+      }
+    }
+  }
 }
 
 }  // namespace lens::service

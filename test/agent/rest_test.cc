@@ -253,6 +253,15 @@ TEST(PlacementMetricsTest, CountsEachPodsFlagsByIssue) {
             std::string::npos)
       << out;
   EXPECT_EQ(out.find("old-0"), std::string::npos) << "only running pods";
+  // The GPU's place: NUMA node 0 under pci0000:00, no NIC.
+  EXPECT_NE(out.find("lens_pod_placement_device_info{bdf=\"0000:0c:00.0\","
+                     "device=\"SER0\",kind=\"gpu\",namespace=\"ml\","),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("numa_node=\"0\",pod=\"llama-0\",root_complex=\""
+                     "pci0000:00\"} 1\n"),
+            std::string::npos)
+      << out;
 }
 
 TEST_F(RestTest, PodsWithTrackingOffSaysWhy) {

@@ -247,6 +247,34 @@ TEST_P(ApiInsightsTest, PlacementIssuesFromTheAgentsSeries) {
                          1});
     }
   }
+  // llama's GPU on NUMA node 1 under pci0000:80 with its NIC on another
+  // node; an earlier scrape (k = 3) still named a GPU it no longer holds.
+  for (int k = -1; k <= 4; ++k) {
+    samples.push_back({"lens_pod_placement_device_info",
+                       {{"bdf", "0000:9f:00.0"},
+                        {"device", "SN-9F"},
+                        {"kind", "gpu"},
+                        {"namespace", "ml"},
+                        {"nic", "mlx5_0"},
+                        {"nic_distance", "other-numa-node"},
+                        {"node", "node-a"},
+                        {"numa_node", "1"},
+                        {"pod", "llama-worker-0"},
+                        {"root_complex", "pci0000:80"}},
+                       (kS0 + 60 * k) * 1000,
+                       1});
+  }
+  samples.push_back({"lens_pod_placement_device_info",
+                     {{"bdf", "0000:0c:00.0"},
+                      {"device", "SN-0C"},
+                      {"kind", "gpu"},
+                      {"namespace", "ml"},
+                      {"node", "node-a"},
+                      {"numa_node", "0"},
+                      {"pod", "llama-worker-0"},
+                      {"root_complex", "pci0000:00"}},
+                     (kS0 + 180) * 1000,
+                     1});
   ASSERT_TRUE(store_->samples().AppendSamples(samples).ok());
   rapidjson::Document d =
       Data("/api/v1/insights/placement?from=" + std::to_string(kS0) +
@@ -260,6 +288,14 @@ TEST_P(ApiInsightsTest, PlacementIssuesFromTheAgentsSeries) {
   EXPECT_STREQ(llama["issues"][0]["issue"].GetString(),
                "cpus-off-gpu-numa-nodes");
   EXPECT_EQ(llama["issues"][0]["flags"].GetInt64(), 1);
+  ASSERT_EQ(llama["devices"].Size(), 1u);
+  const auto& gpu = llama["devices"][0];
+  EXPECT_STREQ(gpu["bdf"].GetString(), "0000:9f:00.0");
+  EXPECT_STREQ(gpu["numaNode"].GetString(), "1");
+  EXPECT_STREQ(gpu["rootComplex"].GetString(), "pci0000:80");
+  EXPECT_STREQ(gpu["nic"].GetString(), "mlx5_0");
+  EXPECT_STREQ(gpu["nicDistance"].GetString(), "other-numa-node");
+  EXPECT_EQ(d["pods"][1]["devices"].Size(), 0u);
   EXPECT_STREQ(d["pods"][1]["pod"].GetString(), "bert-0");
   // Ten minutes later nothing is fresh: no pod is flagged now.
   d = Data("/api/v1/insights/placement?from=" + std::to_string(kS0) +

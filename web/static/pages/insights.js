@@ -175,23 +175,27 @@ const ISSUE_NAMES = {
   'gpus-without-local-cpus': 'GPUs without local CPUs',
 };
 
-// Pods the agents flag for placement now; the node's /placement has the
-// devices and CPUs.
+// Running pods with GPUs, as the agents audit their placement: the flagged
+// ones with where their GPUs sit; the node's /placement has the CPUs too.
 export function placementCard(answer) {
   if (answer.unavailable) {
     return card('Placement', note('Placement needs the agents\' series: not available ' +
                                   `from this API server (${answer.unavailable.message}).`),
                 {id: 'placement'});
   }
-  const pods = answer.data.pods || [];
+  const all = answer.data.pods || [];
+  const flagged = all.filter((p) => (p.issues || []).length > 0);
+  const where = (d) => `${d.kind === 'gpu' ? 'GPU' : d.kind} ${d.bdf}: NUMA ${d.numaNode}, ` +
+                       `${d.rootComplex}${d.nic ? `, NIC ${d.nic} (${d.nicDistance})` : ''}`;
   return card('Placement', h('div', {},
     h('p', {class: 'muted', id: 'placement-caption',
-            text: `${fmt.num(pods.length)} pods placed badly now`}),
+            text: `${fmt.num(flagged.length)} of ${fmt.num(all.length)} pods with GPUs placed badly`}),
     table([
       {label: 'Node', value: (p) => link(p.node, 'nodes', p.node)},
       {label: 'Pod', value: (p) => `${p.namespace}/${p.pod}`},
       {label: 'Issues', value: (p) => p.issues
           .map((i) => `${ISSUE_NAMES[i.issue] || i.issue} (${fmt.num(i.flags)})`).join('; ')},
-    ], pods, {empty: 'No pod is flagged: GPUs, NICs and CPUs sit together.',
-              id: 'placement-table'})), {id: 'placement'});
+      {label: 'Devices', value: (p) => (p.devices || []).map(where).join('; ')},
+    ], flagged, {empty: 'No pod is flagged: GPUs, NICs and CPUs sit together.',
+                 id: 'placement-table'})), {id: 'placement'});
 }
