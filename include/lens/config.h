@@ -112,6 +112,15 @@ struct LENS_EXPORT NodeExporterOptions {
   bool amd_gpus = true;
   bool nvidia_gpus = true;
   bool rdma = true;
+  // `rdmaSlowCountersInterval`: how often each RDMA port's error and event
+  // counters are read (traffic counters and port state: every cycle); at
+  // least `interval`.
+  std::chrono::milliseconds rdma_slow_counters_interval{30000};
+  // `healthDegradedClearAfter`, `healthUnhealthyClearAfter`: how long a
+  // device's degraded (unhealthy) evidence must stay quiet before it counts
+  // as healthy again (docs/insights.md, device health); at least a minute.
+  std::chrono::milliseconds health_degraded_clear_after{30 * 60 * 1000};
+  std::chrono::milliseconds health_unhealthy_clear_after{60 * 60 * 1000};
   // `amdSmiPath`: amd-smi executable run (list + static, 10 s limit each)
   // after each GPU rescan to fill what sysfs lacks; empty: never run.
   std::string amd_smi_path;

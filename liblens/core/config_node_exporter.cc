@@ -31,6 +31,16 @@ Status DecodeInterval(const Ctx& ctx, const YAML::Node& v,
   return OkStatus();
 }
 
+template <std::chrono::milliseconds NodeExporterOptions::*field>
+Status DecodeDuration(const Ctx& ctx, const YAML::Node& v,
+                      const std::string& path, NodeExporterOptions* out) {
+  LENS_ASSIGN_OR_RETURN(std::string text, Scalar(ctx, v, path, "a duration"));
+  StatusOr<std::chrono::milliseconds> d = ParseDuration(text);
+  if (!d.ok()) return ctx.Error(v, path, d.status().message());
+  out->*field = *d;
+  return OkStatus();
+}
+
 Status DecodeListen(const Ctx& ctx, const YAML::Node& v,
                     const std::string& path, NodeExporterOptions* out) {
   LENS_ASSIGN_OR_RETURN(out->listen_address, Scalar(ctx, v, path, "a string"));
@@ -52,6 +62,12 @@ constexpr FieldRule<N> kRules[] = {
     {"amdGpus", DecodeFlag<&N::amd_gpus>},
     {"nvidiaGpus", DecodeFlag<&N::nvidia_gpus>},
     {"rdma", DecodeFlag<&N::rdma>},
+    {"rdmaSlowCountersInterval",
+     DecodeDuration<&N::rdma_slow_counters_interval>},
+    {"healthDegradedClearAfter",
+     DecodeDuration<&N::health_degraded_clear_after>},
+    {"healthUnhealthyClearAfter",
+     DecodeDuration<&N::health_unhealthy_clear_after>},
     {"amdSmiPath", DecodeString<&N::amd_smi_path>},
     {"kubeletUrl", DecodeString<&N::kubelet_url>},
     {"kubeletTokenFile", DecodeString<&N::kubelet_token_file>},
@@ -92,6 +108,16 @@ Status NodeExporterOptions::Validate() const {
                            .WithContext("listenAddress"));
   if (interval < std::chrono::milliseconds(100)) {
     return InvalidArgumentError("interval: must be at least 100ms");
+  }
+  if (rdma_slow_counters_interval < interval) {
+    return InvalidArgumentError(
+        "rdmaSlowCountersInterval: must be at least interval");
+  }
+  if (health_degraded_clear_after < std::chrono::minutes(1) ||
+      health_unhealthy_clear_after < std::chrono::minutes(1)) {
+    return InvalidArgumentError(
+        "healthDegradedClearAfter and healthUnhealthyClearAfter: must be at "
+        "least 1m");
   }
   if (tls_cert_file.empty() != tls_key_file.empty()) {
     return InvalidArgumentError(

@@ -49,6 +49,7 @@ StatusOr<NodeAgentOptions> AgentOptions(const Config& config) {
   a.amd_gpus = ne.amd_gpus;
   a.nvidia_gpus = ne.nvidia_gpus;
   a.rdma = ne.rdma;
+  a.rdma_slow_counters_interval = ne.rdma_slow_counters_interval;
   a.amd_smi_path = ne.amd_smi_path;
   a.kubelet.url = ne.kubelet_url;
   a.kubelet.token_file = ne.kubelet_token_file;
@@ -130,6 +131,12 @@ StatusOr<NodeServiceOptions> NodeServiceOptionsFromConfig(const Config& in,
     LENS_RETURN_IF_ERROR(CheckRoot(ne.sysfs_root, "nodeExporter.sysfsRoot"));
     LENS_RETURN_IF_ERROR(CheckRoot(ne.procfs_root, "nodeExporter.procfsRoot"));
     LENS_ASSIGN_OR_RETURN(out.agent, AgentOptions(config));
+    out.health.degraded_clear_after =
+        std::chrono::duration_cast<std::chrono::seconds>(
+            ne.health_degraded_clear_after);
+    out.health.unhealthy_clear_after =
+        std::chrono::duration_cast<std::chrono::seconds>(
+            ne.health_unhealthy_clear_after);
     LENS_ASSIGN_OR_RETURN(
         out.agent_http,
         Http(ne.listen_address, ne.tls_cert_file, ne.tls_key_file,

@@ -306,6 +306,20 @@ TEST(NodeServiceTest, MissingTokenFileIsAnErrorNamingTheKey) {
             std::string::npos);
 }
 
+TEST(NodeServiceTest, CadenceAndDeviceHealthKeysReachTheParts) {
+  Config config = FixtureConfig("empty");
+  config.node_exporter.rdma_slow_counters_interval = std::chrono::minutes(2);
+  config.node_exporter.health_degraded_clear_after = std::chrono::minutes(10);
+  config.node_exporter.health_unhealthy_clear_after = std::chrono::hours(2);
+  auto options = NodeServiceOptionsFromConfig(config, kNodeAgent);
+  ASSERT_TRUE(options.ok()) << options.status();
+  ASSERT_TRUE(options->agent.has_value());
+  EXPECT_EQ(options->agent->rdma_slow_counters_interval,
+            std::chrono::minutes(2));
+  EXPECT_EQ(options->health.degraded_clear_after, std::chrono::minutes(10));
+  EXPECT_EQ(options->health.unhealthy_clear_after, std::chrono::hours(2));
+}
+
 TEST(ProbeReportTest, JsonHasTheDocumentedKeys) {
   auto report = ProbeHost(HostRoots::Under(kHosts + "mi300x-8x-mlx5"),
                           GpuProbeOptions{true, false});

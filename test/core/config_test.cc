@@ -4,11 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lens {
@@ -296,6 +298,39 @@ TEST(ConfigTest, OutOfRangeOverridesNameTheFlagOrVariable) {
   config = LoadConfig(file, WithEnv({}));
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.status().message().rfind(file, 0), 0u) << config.status();
+}
+
+// The node agent's cadence and device-health keys: durations, with limits
+// named by key.
+TEST(ConfigTest, NodeExporterRdmaCadenceAndDeviceHealthKeys) {
+  auto config = LoadConfig(WriteTemp("nodeExporter:\n"
+                                     "  rdmaSlowCountersInterval: 2m\n"
+                                     "  healthDegradedClearAfter: 10m\n"
+                                     "  healthUnhealthyClearAfter: 2h\n"),
+                           WithEnv({}));
+  ASSERT_TRUE(config.ok()) << config.status();
+  const NodeExporterOptions& ne = config->node_exporter;
+  EXPECT_EQ(ne.rdma_slow_counters_interval, std::chrono::minutes(2));
+  EXPECT_EQ(ne.health_degraded_clear_after, std::chrono::minutes(10));
+  EXPECT_EQ(ne.health_unhealthy_clear_after, std::chrono::hours(2));
+  // Defaults: 30 s, 30 min, 1 h.
+  config = LoadConfig("", WithEnv({}));
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->node_exporter.rdma_slow_counters_interval,
+            std::chrono::seconds(30));
+  EXPECT_EQ(config->node_exporter.health_unhealthy_clear_after,
+            std::chrono::hours(1));
+  for (const auto& [yaml, key] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"  rdmaSlowCountersInterval: 1s\n", "rdmaSlowCountersInterval"},
+           {"  healthDegradedClearAfter: 30s\n", "healthDegradedClearAfter"},
+           {"  healthUnhealthyClearAfter: soon\n",
+            "healthUnhealthyClearAfter"}}) {
+    config = LoadConfig(WriteTemp("nodeExporter:\n" + yaml), WithEnv({}));
+    ASSERT_FALSE(config.ok()) << yaml;
+    EXPECT_NE(config.status().message().find(key), std::string::npos)
+        << config.status();
+  }
 }
 
 TEST(ConfigTest, ReadsTheProcessEnvironmentByDefault) {
