@@ -1,7 +1,7 @@
 // Opening a database an older Lens wrote (schema version 4) migrates it and
-// keeps its rows (iteration fields written as jsonb read back from json), on both backends: the rows get a change-feed stamp from
-// their updated_at (never later than the migration), and the new tables
-// work.
+// keeps its rows (iteration fields written as jsonb read back from json), on
+// both backends: the rows get a change-feed stamp from their updated_at (never
+// later than the migration), and the new tables work.
 #include <gtest/gtest.h>
 
 #include "lens/store.h"
