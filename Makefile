@@ -4,7 +4,8 @@
 #               PostgreSQL, sanitizers incl. TSan on the store's concurrency suite,
 #               fuzzing); fails if anything fails
 # Other targets: build, bench, install PREFIX=..., clean. CMake does the real work; this file only
-# sequences it. Variables: BUILD, ASAN_BUILD, TSAN_BUILD, JOBS, FUZZ_SECONDS, PREFIX, CMAKE_ARGS.
+# sequences it. Variables: BUILD, ASAN_BUILD, TSAN_BUILD, JOBS, FUZZ_SECONDS, TEST_DISK_GIB, PREFIX,
+# CMAKE_ARGS.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -17,6 +18,8 @@ ASAN_BUILD   ?= build-asan
 TSAN_BUILD   ?= build-tsan
 JOBS         ?= 2
 FUZZ_SECONDS ?= 12
+# What a clean `make test` writes (the ASan and TSan build trees), in GiB: checked before it starts.
+TEST_DISK_GIB ?= 6
 PREFIX       ?= /usr/local
 CMAKE_ARGS   ?=
 
@@ -57,8 +60,10 @@ run: configure
 # build, then the fuzzers. No test runs twice.
 test:
 	@mkdir -p $(ASAN_BUILD); rm -f $(TIMES); start_all=$$(date +%s); \
+	scripts/disk-check.sh $(ASAN_BUILD) $(TEST_DISK_GIB); \
 	status=passed; \
 	$(MAKE) --no-print-directory test-asan test-tsan fuzz || status=FAILED; \
+	[ $$status = passed ] || scripts/disk-check.sh $(ASAN_BUILD) $(TEST_DISK_GIB); \
 	echo; scripts/slowest-tests.sh $(ASAN_BUILD)/ctest-junit.xml 10 || true; \
 	echo; echo "make test: $$status; stage times:"; cat $(TIMES); \
 	printf '== %-26s %5ss\n' total $$(( $$(date +%s) - start_all )); \
