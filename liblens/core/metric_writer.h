@@ -5,6 +5,8 @@
 #ifndef LENS_CORE_METRIC_WRITER_H_
 #define LENS_CORE_METRIC_WRITER_H_
 
+#include <charconv>
+#include <cstdint>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -16,6 +18,21 @@
 namespace lens {
 
 using Label = std::pair<std::string_view, std::string_view>;
+
+// An integer as a label value (gpu="3") without allocating: view() lives as
+// long as the IntLabel.
+class IntLabel {
+ public:
+  explicit IntLabel(int64_t v) {
+    auto r = std::to_chars(buf_, buf_ + sizeof buf_, v);
+    len_ = static_cast<size_t>(r.ptr - buf_);
+  }
+  std::string_view view() const { return {buf_, len_}; }
+
+ private:
+  char buf_[24];
+  size_t len_ = 0;
+};
 
 class MetricWriter {
  public:

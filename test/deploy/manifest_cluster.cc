@@ -306,7 +306,12 @@ std::map<std::string, std::string> DeployedCluster::Stop() {
       ::kill(c.pid, SIGKILL);
       status = WaitExit(c.pid, std::chrono::seconds(5));
     }
-    out[c.workload] = status ? Describe(*status) : "did not stop";
+    std::string& result = out[c.workload];
+    result = status ? Describe(*status) : "did not stop";
+    if (result != "exit status 0") {  // the end of its log says why
+      const std::string log = ReadFile(c.log);
+      result += ": ..." + log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
+    }
     c.pid = -1;
   }
   return out;

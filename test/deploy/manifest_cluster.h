@@ -62,7 +62,8 @@ class DeployedCluster {
   const std::string& error() const { return error_; }
   // Starts them all, the jobs first (the node agents stream to it).
   void Start();
-  // SIGTERM to each; the exit statuses (Describe()) by workload.
+  // SIGTERM to each; the exit statuses (Describe()) by workload, each but
+  // "exit status 0" followed by the end of the process's log.
   std::map<std::string, std::string> Stop();
 
   std::vector<DeployedContainer>& containers() { return containers_; }

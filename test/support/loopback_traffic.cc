@@ -5,8 +5,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -41,9 +47,53 @@ size_t RecvUpTo(int fd, size_t n) {
   return got;
 }
 
+// Whether 127.0.0.1:port can be bound now (no SO_REUSEADDR: a port in
+// TIME_WAIT counts as taken).
+bool CanBindLoopback(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok =
+      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// The first port of the kernel's range for outgoing connections.
+int EphemeralLow() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0, high = 0;
+  if (in >> low >> high && low > 0) return low;
+  return 32768;
+}
+
 }  // namespace
 
 int FreeLoopbackPort() {
+  // Not a port from bind(0): those come from ip_local_port_range, the range
+  // every outgoing connection's source port is taken from, so any test's
+  // client running alongside (ctest -j) could take it between this probe and
+  // the child's bind, and the child would fail with EADDRINUSE. Below that
+  // range only other listeners compete; a random pick keeps two tests
+  // starting at once apart.
+  static std::atomic<uint64_t> calls{0};
+  const int top = EphemeralLow() - 1;
+  const int bottom = std::max(10000, top - 12000);
+  if (top > bottom) {
+    std::mt19937_64 rng(
+        static_cast<uint64_t>(::getpid()) * 1000003u ^
+        static_cast<uint64_t>(
+            std::chrono::steady_clock::now().time_since_epoch().count()) ^
+        calls.fetch_add(1) * 7919u);
+    std::uniform_int_distribution<int> pick(bottom, top);
+    for (int tries = 0; tries < 200; ++tries) {
+      const int port = pick(rng);
+      if (CanBindLoopback(port)) return port;
+    }
+  }
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return 0;
   sockaddr_in addr{};

@@ -11,8 +11,10 @@
 
 namespace lens::test {
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0 and
-// released), for servers a test starts as child processes.
+// A TCP port on 127.0.0.1 that was free a moment ago, for servers a test
+// starts as child processes: a random one below the kernel's range for
+// outgoing connections (which another test's client could take before the
+// child binds it), or from bind(0) where that range leaves no room.
 int FreeLoopbackPort();
 
 class LoopbackTraffic {
