@@ -18,23 +18,14 @@
 #include <vector>
 
 #include "command.h"
+#include "loopback_traffic.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
+using lens::test::FreeLoopbackPort;
 
 // A child process, terminated and reaped on destruction.
 class Child {
@@ -88,7 +79,7 @@ TEST(PrometheusE2ETest, ScrapesTheAgentAndKeepsCounterAndGaugeTypes) {
   fs::create_directories(dir);
   const std::string host =
       std::string(LENS_FIXTURES_DIR) + "/hosts/mi300x-8x-mlx5";
-  const int agent_port = FreePort();
+  const int agent_port = FreeLoopbackPort();
   Child agent({LENS_NODE_AGENT_BIN, "--sysfs-root", host + "/sys",
                "--procfs-root", host + "/proc", "--dev-root", host + "/dev",
                "--listen", "127.0.0.1:" + std::to_string(agent_port),
@@ -104,7 +95,7 @@ TEST(PrometheusE2ETest, ScrapesTheAgentAndKeepsCounterAndGaugeTypes) {
   }
   ASSERT_TRUE(up) << Slurp((dir / "agent.log").string());
 
-  const int prom_port = FreePort();
+  const int prom_port = FreeLoopbackPort();
   std::ofstream(dir / "prometheus.yml")
       << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
       << "scrape_configs:\n  - job_name: lens\n    static_configs:\n"

@@ -32,6 +32,7 @@
 #include "lens/jobs.h"
 #include "lens/node_agent.h"
 #include "lens/store.h"
+#include "loopback_traffic.h"
 #include "postgres_server.h"
 
 namespace lens::jobs_testing {
@@ -52,17 +53,7 @@ inline const std::vector<std::string> kNodeCSerials = {
     "1655022005482", "1655022005485", "1655022005488", "1655022005491"};
 
 // A port free on 127.0.0.1 now (the agents bind it on 127.0.0.x).
-inline int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
+inline int FreePort() { return test::FreeLoopbackPort(); }
 
 inline Timestamp NowUs() {
   return std::chrono::time_point_cast<std::chrono::microseconds>(

@@ -26,6 +26,8 @@
 #include <sstream>
 #include <thread>
 
+#include "loopback_traffic.h"
+
 namespace lens::test {
 namespace {
 
@@ -84,24 +86,6 @@ StatusOr<std::string> FindBinDir() {
   return NotFoundError(
       "no PostgreSQL server binaries (initdb, postgres) in $LENS_PG_BINDIR, "
       "/usr/lib/postgresql/*/bin or PATH (Debian: apt install postgresql)");
-}
-
-// A port that was free a moment ago on 127.0.0.1.
-StatusOr<int> FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return ErrnoError(errno, "socket");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return ErrnoError(err, "bind 127.0.0.1:0");
-  }
-  ::close(fd);
-  return static_cast<int>(ntohs(addr.sin_port));
 }
 
 // Waits for `pid` to exit; returns its wait status, or kDeadlineExceeded.
@@ -235,10 +219,12 @@ Status PostgresServer::Init(const Options& options) {
   ::unlink(pwfile.c_str());
   LENS_RETURN_IF_ERROR(WriteConfig(options));
 
-  // Another process may take the port between FreePort() and the bind.
+  // Another process may take the port between FreeLoopbackPort() and the
+  // bind.
   Status started;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    LENS_ASSIGN_OR_RETURN(port_, FreePort());
+    port_ = FreeLoopbackPort();
+    if (port_ == 0) return InternalError("no free port on 127.0.0.1");
     started = Launch();
     if (started.message().find("Address already in use") == std::string::npos) {
       break;

@@ -21,6 +21,8 @@
 #include <mutex>
 #include <thread>
 
+#include "loopback_traffic.h"
+
 namespace lens::telemetry {
 namespace {
 
@@ -142,18 +144,6 @@ TEST(RemoteWriteTest, BadPayloadsAreRefusedWithWhatIsWrong) {
             std::string::npos);
 }
 
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 std::string Slurp(const fs::path& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -202,7 +192,7 @@ TEST(RemoteWriteTest, DecodesWhatARealPrometheusSends) {
       << "      - targets: ['127.0.0.1:" << exporter_port << "']\n"
       << "remote_write:\n  - url: http://127.0.0.1:" << receiver_port
       << "/api/v1/write\n    queue_config:\n      batch_send_deadline: 1s\n";
-  const int prom_port = FreePort();
+  const int prom_port = test::FreeLoopbackPort();
   // Built before fork(): the servers' threads may hold the allocator's lock,
   // so the child only calls async-signal-safe functions.
   const std::string config =
