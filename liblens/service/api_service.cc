@@ -37,8 +37,8 @@ std::string RenderServiceMetrics(std::string_view cluster,
 }  // namespace
 
 struct ApiService::Impl {
-  service::InsightGauges insights;
-  Registry metrics;  // the HTTP server's requests; outlives it
+  service::InsightGauges insights;  // its thread stops in Stop()
+  Registry metrics;                 // the HTTP server's requests; outlives it
   std::unique_ptr<Store> store;
   std::unique_ptr<TimeSeriesSource> series;
   std::unique_ptr<ApiClusters> clusters;  // outlives the server
@@ -79,14 +79,14 @@ StatusOr<std::unique_ptr<ApiService>> ApiService::Start(
   if (options.dashboard) AddDashboardRoutes(s.http.get());
   Impl* impl = &s;
   const std::string cluster = options.api.cluster;
-  s.http->Handle(
-      "GET", "/metrics", [impl, cluster](const HttpRequest&, HttpResponse* r) {
-        r->content_type = std::string(kPrometheusTextContentType);
-        r->body = RenderServiceMetrics(cluster, impl->series->backend(),
-                                       *impl->store);
-        r->body += impl->insights.Render(*impl->store, *impl->series);
-        r->body += impl->metrics.Render();
-      });
+  s.http->Handle("GET", "/metrics",
+                 [impl, cluster](const HttpRequest&, HttpResponse* r) {
+                   r->content_type = std::string(kPrometheusTextContentType);
+                   r->body = RenderServiceMetrics(
+                       cluster, impl->series->backend(), *impl->store);
+                   r->body += impl->insights.Render();
+                   r->body += impl->metrics.Render();
+                 });
   s.http->Handle("GET", "/healthz", [](const HttpRequest&, HttpResponse* r) {
     r->content_type = "text/plain";
     r->body = "ok\n";
@@ -104,6 +104,7 @@ StatusOr<std::unique_ptr<ApiService>> ApiService::Start(
     r->body = "ok\n";
   });
   LENS_RETURN_IF_ERROR(s.http->Start());
+  s.insights.Start(s.store.get(), s.series.get());
   return service;
 }
 
@@ -112,6 +113,7 @@ void ApiService::Stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
   if (impl_->http) impl_->http->Stop();
+  impl_->insights.Stop();  // before the store and the series go
 }
 
 std::string ApiService::http_url() const { return impl_->http->url(); }

@@ -1,0 +1,222 @@
+// lens-api's insight metrics: computed from the store and the time series on
+// the service's own thread, so a scrape of /metrics answers at once whatever
+// the store or the PromQL server do.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lens/api_service.h"
+#include "lens/store.h"
+#include "loopback_traffic.h"
+
+namespace lens {
+namespace {
+
+class ApiInsightMetricsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "api-insights-" + std::to_string(::getpid());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    database_ = "sqlite://" + dir_ + "/lens.db";
+    auto store = Store::Open(database_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    NodeRecord node;
+    node.name = "gpu-node-7";
+    node.status = "Ready";
+    node.gpu_count = 8;
+    node.updated_at = Timestamp(std::chrono::seconds(1795624473));
+    ASSERT_TRUE((*store)->nodes().UpsertNode(node).ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // /metrics once the insight metrics were computed (their last success is
+  // set), within 20 s.
+  static std::optional<std::string> WaitComputed(httplib::Client& client) {
+    const std::string unset =
+        "lens_insight_metrics_last_success_timestamp_seconds 0\n";
+    for (int i = 0; i < 400; ++i) {
+      auto res = client.Get("/metrics");
+      if (res && res->status == 200 &&
+          res->body.find("lens_insight_metrics_last_success_timestamp_seconds"
+                         " ") != std::string::npos &&
+          res->body.find(unset) == std::string::npos) {
+        return res->body;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return std::nullopt;
+  }
+
+  std::string dir_;
+  std::string database_;
+};
+
+// lens_gpu_idle_allocated: a running container holds GPUs 0 and 1 of
+// gpu-node-7 since 50 minutes ago; GPU 0 read 1% every 30 s for the last 40
+// minutes (idle for more than the 30-minute window), GPU 1 90%. One GPU of
+// workload "llama" is idle now; a workload with no idle GPU has no series.
+TEST_F(ApiInsightMetricsTest, CountIdleAllocatedGpusPerWorkload) {
+  {
+    auto store = Store::Open(database_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(
+        std::chrono::system_clock::now());
+    NodeInventory inv;
+    inv.node = "gpu-node-7";
+    for (int i = 0; i < 2; ++i) {
+      GpuDeviceRecord g;
+      g.node = inv.node;
+      g.gpu_index = i;
+      g.serial = "S" + std::to_string(i);
+      g.updated_at = now;
+      inv.gpus.push_back(g);
+    }
+    ASSERT_TRUE((*store)->nodes().SyncNodeDevices({&inv, 1}, now).ok());
+    WorkloadRecord w;
+    w.uid = "w-llama";
+    w.name = "llama";
+    w.namespace_name = "ml";
+    w.gpu_request = 8;
+    w.created_at = w.updated_at = now - std::chrono::minutes(60);
+    ASSERT_TRUE((*store)->pods().UpsertWorkloads({&w, 1}).ok());
+    PodRecord p;
+    p.uid = "p-1";
+    p.name = "llama-0";
+    p.namespace_name = "ml";
+    p.node = inv.node;
+    p.owner_uid = w.uid;
+    p.running = true;
+    p.created_at = p.updated_at = w.created_at;
+    ASSERT_TRUE((*store)->pods().UpsertPods({&p, 1}).ok());
+    ContainerRecord c;
+    c.container_id = "c-1";
+    c.node = inv.node;
+    c.pod_uid = p.uid;
+    c.state = ContainerState::kRunning;
+    c.created_at = c.updated_at = now - std::chrono::minutes(50);
+    c.started_at = c.created_at;
+    c.devices = {{DeviceKind::kGpu, "S0", "", "pod-resources"},
+                 {DeviceKind::kGpu, "S1", "", "pod-resources"}};
+    ASSERT_TRUE((*store)->containers().UpsertContainers({&c, 1}).ok());
+    std::vector<MetricSample> samples;
+    const int64_t now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            now.time_since_epoch())
+            .count();
+    for (int64_t t = now_ms - 40 * 60'000; t <= now_ms; t += 30'000) {
+      for (int gpu = 0; gpu < 2; ++gpu) {
+        samples.push_back({"lens_gpu_utilization_ratio",
+                           {{"node", inv.node}, {"gpu", std::to_string(gpu)}},
+                           t,
+                           gpu == 0 ? 0.01 : 0.9});
+      }
+    }
+    ASSERT_TRUE((*store)->samples().AppendSamples(samples).ok());
+  }
+  ApiServiceOptions o;
+  o.database_url = database_;
+  o.http.listen = "127.0.0.1:0";
+  o.api.cluster = "lab";
+  auto service = ApiService::Start(o);
+  ASSERT_TRUE(service.ok()) << service.status();
+  const std::string url = (*service)->http_url();
+  httplib::Client client("127.0.0.1",
+                         std::stoi(url.substr(url.rfind(':') + 1)));
+  // Computed on the service's own thread, at once after the start.
+  std::optional<std::string> body = WaitComputed(client);
+  ASSERT_TRUE(body);
+  EXPECT_NE(body->find("lens_gpu_idle_allocated{namespace=\"ml\","
+                       "workload=\"llama\",workload_uid=\"w-llama\"}"
+                       " 1\n"),
+            std::string::npos)
+      << *body;
+  EXPECT_NE(body->find("lens_insight_metrics_errors_total 0"),
+            std::string::npos);
+  // Its goodput: created an hour ago, no iteration logged: 0, no MFU.
+  EXPECT_NE(body->find("lens_workload_goodput_ratio{namespace=\"ml\","
+                       "workload=\"llama\",workload_uid=\"w-llama\"}"
+                       " 0\n"),
+            std::string::npos);
+  EXPECT_EQ(body->find("lens_workload_mfu_ratio{"), std::string::npos);
+  // Stragglers looked for (8 GPUs requested), none found: its two GPUs
+  // are too few to compare.
+  EXPECT_NE(body->find("lens_workload_straggler_suspects{namespace="
+                       "\"ml\",workload=\"llama\",workload_uid="
+                       "\"w-llama\"} 0\n"),
+            std::string::npos);
+}
+
+// A PromQL server that takes connections and never answers: each scrape of
+// /metrics still answers within a second with the service's own series
+// (the insight computation waits for the backend on its thread, not the
+// scrape's), the insights stay unset, and the service stops in bounded time.
+TEST_F(ApiInsightMetricsTest, ScrapesAnswerAtOnceWhileTheBackendHangs) {
+  const int port = test::FreeLoopbackPort();
+  ASSERT_GT(port, 0);
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr),
+            0);
+  ASSERT_EQ(::listen(listener, 64), 0);  // never accepted: never answered
+
+  ApiServiceOptions o;
+  o.database_url = database_;
+  o.http.listen = "127.0.0.1:0";
+  o.api.cluster = "lab";
+  o.promql = PromQlSourceOptions{};
+  o.promql->url = "http://127.0.0.1:" + std::to_string(port);
+  o.promql->timeout = std::chrono::seconds(3);
+  auto service = ApiService::Start(o);
+  ASSERT_TRUE(service.ok()) << service.status();
+  const std::string url = (*service)->http_url();
+  httplib::Client client("127.0.0.1",
+                         std::stoi(url.substr(url.rfind(':') + 1)));
+  client.set_read_timeout(std::chrono::seconds(10));
+  for (int i = 0; i < 5; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    auto res = client.Get("/metrics");
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_TRUE(res) << i;
+    EXPECT_EQ(res->status, 200);
+    EXPECT_LT(took, std::chrono::seconds(1)) << "scrape " << i;
+    EXPECT_NE(res->body.find("lens_api_info{cluster=\"lab\","
+                             "series_backend=\"promql\"} 1"),
+              std::string::npos);
+    EXPECT_NE(res->body.find(
+                  "lens_insight_metrics_last_success_timestamp_seconds 0\n"),
+              std::string::npos)
+        << res->body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  // The idle part fails at the backend's timeout and is counted; the others
+  // need only the store.
+  bool counted = false;
+  for (int i = 0; i < 100 && !counted; ++i) {
+    auto res = client.Get("/metrics");
+    counted = res && res->body.find("lens_insight_metrics_errors_total 1\n") !=
+                         std::string::npos;
+    if (!counted) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(counted);
+  const auto stop_start = std::chrono::steady_clock::now();
+  (*service)->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_start,
+            std::chrono::seconds(5));
+  ::close(listener);
+}
+
+}  // namespace
+}  // namespace lens
