@@ -11,8 +11,10 @@
 //
 // Evidence. Counters are totals (since driver load, or over the board's life)
 // and only their increase between two observations of the same device is
-// evidence; a counter that goes down (driver reload) is re-based, never a
-// negative or wrapped increase. A device is:
+// evidence. A count since driver load that goes down restarted: its new
+// value is what it counted since (PromQL's increase()); a lifetime total
+// that goes down is re-based. Never a negative or wrapped increase. A
+// device is:
 //   unhealthy  at once on a new uncorrectable ECC/RAS error, or when an RDMA
 //              port that was seen ACTIVE is not ACTIVE (DOWN, INIT, ...);
 //   degraded   when correctable ECC/RAS errors, RDMA port error counters or
@@ -296,7 +298,7 @@ struct DeviceHealthStatus {
   Timestamp last_seen{};
   bool present = true;  // still the device in its slot
   uint32_t transitions = 0;
-  uint32_t counter_resets = 0;  // counters seen going down (re-based)
+  uint32_t counter_resets = 0;  // counters seen going down (restarts)
   // RDMA ports only: seen ACTIVE at least once (a port never up, such as
   // an uncabled second port, is not evidence of anything).
   bool link_seen_active = false;

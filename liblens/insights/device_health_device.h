@@ -43,24 +43,38 @@ class HealthWindow {
   std::vector<uint64_t> sums_;
 };
 
-// A total's last value; an increase is evidence, a decrease a re-base.
-// Eight bytes (no counter reaches 2^64 - 1, which marks "none yet"), so a
-// port's counters share two cache lines.
+// A total's last value; an increase is evidence. Eight bytes (no counter
+// reaches 2^64 - 1, which marks "none yet"), so a port's counters share two
+// cache lines.
 struct HealthCounter {
   static constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
   uint64_t value = kNone;
 
-  // The increase since the last value (0 for the first one, for a missing
-  // one, and for a decrease, which counts a reset in `resets`). Inline: it
-  // runs for every counter of every observation.
+  // A counter that restarts from zero (the driver's counts since it loaded,
+  // a port's error counters): the increase since the last value, where a
+  // decrease is a restart (counted in `resets`) and the new value is what
+  // the counter counted since, as PromQL's increase() reads it. 0 for the
+  // first value and for a missing one. Inline: it runs for every counter of
+  // every observation.
   uint64_t Step(const std::optional<uint64_t>& now, uint32_t* resets) {
     if (!now) return 0;
     const uint64_t previous = value;
     value = *now;
     if (previous == kNone || *now == previous) return 0;
     if (*now < previous) {
-      // Driver reload or a new board behind the same identity: a new
-      // baseline, never a negative (or, unsigned, a huge) increase.
+      ++*resets;
+      return *now;
+    }
+    return *now - previous;
+  }
+  // A lifetime total (kept on the board across driver reloads): a decrease
+  // is a new baseline (counted in `resets`), never evidence.
+  uint64_t StepLifetime(const std::optional<uint64_t>& now, uint32_t* resets) {
+    if (!now) return 0;
+    const uint64_t previous = value;
+    value = *now;
+    if (previous == kNone || *now == previous) return 0;
+    if (*now < previous) {
       ++*resets;
       return 0;
     }

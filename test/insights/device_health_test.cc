@@ -231,34 +231,55 @@ TEST(DeviceHealthTest, SwappedGpuStartsCleanAndTheOldOneKeepsItsHistory) {
   EXPECT_TRUE((*tracker)->State(HealthDeviceKind::kGpu, "B")->present);
 }
 
-TEST(DeviceHealthTest, CounterThatGoesDownIsAResetNotEvidence) {
+// A driver reload restarts the counts since the driver loaded: what a
+// counter reads after going down is what it counted since (PromQL's
+// increase()), never a negative or (unsigned) wrapped increase. A lifetime
+// total kept on the board that goes down is a new baseline, not evidence.
+TEST(DeviceHealthTest, CounterThatGoesDownCountsWhatItCountedSinceTheRestart) {
   HealthSample start;
   start.gpus = {Gpu(0, "S")};
   start.gpus[0].ecc_uncorrectable = 5;
   start.gpus[0].ecc_correctable = 1000;
+  start.gpus[0].ecc_uncorrectable_lifetime = 7;
   start.ports = {Port("mlx5_0", 1, "g0")};
   Err(start.ports[0], PortErrorCounter::kSymbolError) = 5000;
   auto samples = History("n1", 1800, start, [](int t, HealthSample* s) {
-    if (t == 600) {  // driver reload: every total restarts
+    if (t == 600) {  // driver reload: every count restarts
       s->gpus[0].ecc_uncorrectable = 0;
       s->gpus[0].ecc_correctable = 0;
+      s->gpus[0].ecc_uncorrectable_lifetime = 6;  // a board's total: rebased
       Err(s->ports[0], PortErrorCounter::kSymbolError) = 0;
     }
     if (t == 630) Err(s->ports[0], PortErrorCounter::kSymbolError) = 3;
     if (t == 900) s->gpus[0].ecc_uncorrectable = 1;  // a real new error
   });
   DeviceHealthReport r = Compute(samples);
-  // Unsigned 0 - 5 would be a huge increase; here it is a new baseline.
   // The first evidence is +1 at 900 after the reset (0 -> 1).
   auto g = Of(r, "S");
   ASSERT_EQ(g.size(), 1u);
   EXPECT_EQ(SecondsOf(g[0].time), 900);
   EXPECT_EQ(g[0].cause.amount, 1u);
-  EXPECT_EQ(Find(r, "S")->counter_resets, 2u);
+  EXPECT_EQ(Find(r, "S")->counter_resets, 3u);
   // The port: reset, then +3 symbol errors (< 100 in 600 s): healthy.
   EXPECT_TRUE(Of(r, "g0/1").empty());
   EXPECT_EQ(Find(r, "g0/1")->counter_resets, 1u);
   EXPECT_EQ(Find(r, "g0/1")->state, DeviceHealth::kHealthy);
+
+  // The reload came with an uncorrectable error: the first reading after it
+  // (5 -> 1) is +1, unhealthy at once; the lifetime total's drop is not.
+  samples = History("n1", 1800, start, [](int t, HealthSample* s) {
+    if (t == 600) {
+      s->gpus[0].ecc_uncorrectable = 1;
+      s->gpus[0].ecc_uncorrectable_lifetime = 3;
+    }
+  });
+  r = Compute(samples);
+  g = Of(r, "S");
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(SecondsOf(g[0].time), 600);
+  EXPECT_EQ(g[0].to, DeviceHealth::kUnhealthy);
+  EXPECT_EQ(g[0].cause.amount, 1u);
+  EXPECT_EQ(g[0].cause.signal, HealthSignal::kEccUncorrectable);
 }
 
 TEST(DeviceHealthTest, NicThatDropsPacketsWhileTheGpusAreFine) {
