@@ -62,7 +62,12 @@ inline constexpr ConfigFlag kNodeAgentFlags[] = {
 // Container tracking: /pods, devices per container, pods of flows.
 inline constexpr ConfigFlag kContainerFlags[] = {
     {"--no-containers", "nodeExporter.containers", F::kSetFalse,
-     "do not track containers (containerd, pod-resources)"},
+     "do not track containers (containerd or Docker, pod-resources)"},
+    {"--container-runtime", "nodeExporter.containerRuntime", F::kText,
+     "containerd, docker or auto (default: containerd unless only Docker's "
+     "socket exists or cri-dockerd runs)"},
+    {"--docker-socket", "nodeExporter.dockerSocket", F::kText,
+     "the Docker Engine API's socket (default /var/run/docker.sock)"},
     {"--containerd-socket", "nodeExporter.containerdSocket", F::kText,
      "containerd's socket (default /run/containerd/containerd.sock)"},
     {"--containerd-namespace", "nodeExporter.containerdNamespace", F::kText,
