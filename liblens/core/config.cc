@@ -260,6 +260,45 @@ namespace {
 // Config::Validate, its error naming where the value came from: "--flag=v:"
 // or "LENS_X=v:" when an override set the key it is about, else the file.
 // Validate's messages start "section: key: ..." or "key: ...".
+// Where `text` first names `key` as a word of its own ("dockerSocket must",
+// not "dockerSocketPath"); npos when it does not.
+size_t FindKey(std::string_view text, std::string_view key) {
+  const auto word = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+  };
+  for (size_t at = text.find(key); at != std::string_view::npos;
+       at = text.find(key, at + 1)) {
+    const size_t end = at + key.size();
+    if ((at == 0 || !word(text[at - 1])) &&
+        (end == text.size() || !word(text[end]))) {
+      return at;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// A rule across keys of `section` ("dockerSocket must not be empty while
+// ..."): the variable or flag that set the key the rule names first, or
+// null.
+const std::string* OriginOfRule(const Ctx& ctx, std::string_view section,
+                                std::string_view rule) {
+  const std::string* origin = nullptr;
+  size_t first = std::string_view::npos;
+  for (const auto& [key_path, key_origin] : ctx.env_origin) {
+    const size_t dot = key_path.find('.');
+    if (dot == std::string::npos ||
+        std::string_view(key_path).substr(0, dot) != section) {
+      continue;
+    }
+    const size_t at = FindKey(rule, std::string_view(key_path).substr(dot + 1));
+    if (at < first) {
+      first = at;
+      origin = &key_origin;
+    }
+  }
+  return origin;
+}
+
 Status ValidateNamingOrigin(const Config& config, const Ctx& ctx) {
   Status st = config.Validate();
   if (st.ok()) return st;
@@ -278,6 +317,9 @@ Status ValidateNamingOrigin(const Config& config, const Ctx& ctx) {
         it != ctx.env_origin.end()) {
       return Status(st.code(), it->second + ": " + m);
     }
+    const std::string* origin = OriginOfRule(ctx, std::string_view(m.data(), a),
+                                             std::string_view(m).substr(a + 2));
+    if (origin) return Status(st.code(), *origin + ": " + m);
   }
   return st.WithContext(ctx.source);
 }

@@ -232,6 +232,22 @@ TEST(ConfigTest, BadOverridesNameTheFlag) {
   EXPECT_NE(config.status().message().find("nodeExporter.nope: unknown key"),
             std::string::npos)
       << config.status();
+  // A rule across keys names the flag that set one of them, not "defaults";
+  // a key that only starts like it (jobsCaFile vs jobs) does not count.
+  options.overrides = {
+      {"nodeExporter.containerRuntime", "docker", "--container-runtime"},
+      {"nodeExporter.dockerSocket", "", "--docker-socket"}};
+  config = LoadConfig("", options);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(),
+            "--docker-socket=: nodeExporter: dockerSocket must not be empty "
+            "while containers is on with containerRuntime docker");
+  options.overrides = {{"jobs.tlsCertFile", "/c.pem", "--jobs-tls-cert"}};
+  config = LoadConfig("", options);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(),
+            "--jobs-tls-cert=/c.pem: jobs: tlsCertFile and tlsKeyFile must be "
+            "set together");
 }
 
 TEST(ConfigTest, OutOfRangeOverridesNameTheFlagOrVariable) {
