@@ -156,9 +156,10 @@ TEST_F(ApiInsightMetricsTest, CountIdleAllocatedGpusPerWorkload) {
 }
 
 // A PromQL server that takes connections and never answers: each scrape of
-// /metrics still answers within a second with the service's own series
-// (the insight computation waits for the backend on its thread, not the
-// scrape's), the insights stay unset, and the service stops in bounded time.
+// /metrics still answers well within the backend's timeout (5 s) with the
+// service's own series (the insight computation waits for the backend on
+// its thread, not the scrape's), the insights stay unset, and the service
+// stops in bounded time.
 TEST_F(ApiInsightMetricsTest, ScrapesAnswerAtOnceWhileTheBackendHangs) {
   const int port = test::FreeLoopbackPort();
   ASSERT_GT(port, 0);
@@ -178,7 +179,7 @@ TEST_F(ApiInsightMetricsTest, ScrapesAnswerAtOnceWhileTheBackendHangs) {
   o.api.cluster = "lab";
   o.promql = PromQlSourceOptions{};
   o.promql->url = "http://127.0.0.1:" + std::to_string(port);
-  o.promql->timeout = std::chrono::seconds(3);
+  o.promql->timeout = std::chrono::seconds(5);
   auto service = ApiService::Start(o);
   ASSERT_TRUE(service.ok()) << service.status();
   const std::string url = (*service)->http_url();
@@ -191,7 +192,7 @@ TEST_F(ApiInsightMetricsTest, ScrapesAnswerAtOnceWhileTheBackendHangs) {
     const auto took = std::chrono::steady_clock::now() - start;
     ASSERT_TRUE(res) << i;
     EXPECT_EQ(res->status, 200);
-    EXPECT_LT(took, std::chrono::seconds(1)) << "scrape " << i;
+    EXPECT_LT(took, std::chrono::seconds(2)) << "scrape " << i;
     EXPECT_NE(res->body.find("lens_api_info{cluster=\"lab\","
                              "series_backend=\"promql\"} 1"),
               std::string::npos);
@@ -204,7 +205,7 @@ TEST_F(ApiInsightMetricsTest, ScrapesAnswerAtOnceWhileTheBackendHangs) {
   // The idle part fails at the backend's timeout and is counted; the others
   // need only the store.
   bool counted = false;
-  for (int i = 0; i < 100 && !counted; ++i) {
+  for (int i = 0; i < 150 && !counted; ++i) {
     auto res = client.Get("/metrics");
     counted = res && res->body.find("lens_insight_metrics_errors_total 1\n") !=
                          std::string::npos;
@@ -214,7 +215,7 @@ TEST_F(ApiInsightMetricsTest, ScrapesAnswerAtOnceWhileTheBackendHangs) {
   const auto stop_start = std::chrono::steady_clock::now();
   (*service)->Stop();
   EXPECT_LT(std::chrono::steady_clock::now() - stop_start,
-            std::chrono::seconds(5));
+            std::chrono::seconds(8));
   ::close(listener);
 }
 
