@@ -257,9 +257,9 @@ StatusOr<std::string> ReadLimited(const std::string& path, uint64_t max_bytes) {
 
 namespace {
 
-// Config::Validate, its error naming where the value came from: "--flag=v:"
-// or "LENS_X=v:" when an override set the key it is about, else the file.
-// Validate's messages start "section: key: ..." or "key: ...".
+// The source named when no file was given.
+constexpr std::string_view kNoFile = "defaults";
+
 // Where `text` first names `key` as a word of its own ("dockerSocket must",
 // not "dockerSocketPath"); npos when it does not.
 size_t FindKey(std::string_view text, std::string_view key) {
@@ -299,6 +299,9 @@ const std::string* OriginOfRule(const Ctx& ctx, std::string_view section,
   return origin;
 }
 
+// Config::Validate, its error naming where the value came from: "--flag=v:"
+// or "LENS_X=v:" when an override set the key it is about, else the file.
+// Validate's messages start "section: key: ..." or "key: ...".
 Status ValidateNamingOrigin(const Config& config, const Ctx& ctx) {
   Status st = config.Validate();
   if (st.ok()) return st;
@@ -319,7 +322,14 @@ Status ValidateNamingOrigin(const Config& config, const Ctx& ctx) {
     }
     const std::string* origin = OriginOfRule(ctx, std::string_view(m.data(), a),
                                              std::string_view(m).substr(a + 2));
-    if (origin) return Status(st.code(), *origin + ": " + m);
+    // Without a file every key came from a default or an override; with
+    // one, the file may have set the key too: both are named.
+    if (origin && ctx.source == kNoFile) {
+      return Status(st.code(), *origin + ": " + m);
+    }
+    if (origin) {
+      return Status(st.code(), ctx.source + ": " + m + " (" + *origin + ")");
+    }
   }
   return st.WithContext(ctx.source);
 }
@@ -404,7 +414,7 @@ StatusOr<Config> LoadConfigFile(const std::string& path,
 
 StatusOr<Config> LoadConfig(const std::string& path,
                             const ConfigLoadOptions& options) {
-  if (path.empty()) return ParseConfig("", "defaults", options);
+  if (path.empty()) return ParseConfig("", kNoFile, options);
   return LoadConfigFile(path, options);
 }
 

@@ -37,10 +37,13 @@ std::string RenderServiceMetrics(std::string_view cluster,
 }  // namespace
 
 struct ApiService::Impl {
-  service::InsightGauges insights;  // its thread stops in Stop()
-  Registry metrics;                 // the HTTP server's requests; outlives it
+  Registry metrics;  // the HTTP server's requests; outlives it
   std::unique_ptr<Store> store;
   std::unique_ptr<TimeSeriesSource> series;
+  // Reads the store and the series, and /metrics reads it: stopped in
+  // Stop(), and declared between them so that it goes before the store and
+  // after the server in any case.
+  service::InsightGauges insights;
   std::unique_ptr<ApiClusters> clusters;  // outlives the server
   std::unique_ptr<HttpServer> http;
   std::mutex stop_mu;
@@ -104,7 +107,7 @@ StatusOr<std::unique_ptr<ApiService>> ApiService::Start(
     r->body = "ok\n";
   });
   LENS_RETURN_IF_ERROR(s.http->Start());
-  s.insights.Start(s.store.get(), s.series.get());
+  LENS_RETURN_IF_ERROR(s.insights.Start(s.store.get(), s.series.get()));
   return service;
 }
 

@@ -2,6 +2,9 @@
 // of their own so that a slow store or PromQL server never holds a scrape.
 #include "service/insight_metrics.h"
 
+#include <exception>
+#include <system_error>
+
 #include "core/metric_writer.h"
 #include "lens/insights_stragglers.h"
 #include "lens/log.h"
@@ -33,11 +36,16 @@ void WorkloadFamily(MetricWriter& w, const std::vector<Row>& rows,
 
 }  // namespace
 
-void InsightGauges::Start(Store* store, TimeSeriesSource* series,
-                          std::chrono::milliseconds interval) {
+Status InsightGauges::Start(Store* store, TimeSeriesSource* series,
+                            std::chrono::milliseconds interval) {
   store_ = store;
   series_ = series;
-  thread_ = std::thread([this, interval] { Run(interval); });
+  try {
+    thread_ = std::thread([this, interval] { Run(interval); });
+  } catch (const std::system_error& e) {
+    return InternalError(std::string("insight metrics thread: ") + e.what());
+  }
+  return OkStatus();
 }
 
 void InsightGauges::Stop() {
@@ -58,7 +66,16 @@ void InsightGauges::Run(std::chrono::milliseconds interval) {
   std::unique_lock lock(mu_);
   while (!stop_) {
     lock.unlock();
-    ComputeAll();
+    // Nothing thrown below may end lens-api: the part is counted as failed
+    // and the next minute tries again.
+    try {
+      ComputeAll();
+    } catch (const std::exception& e) {
+      LENS_LOG(ERROR).Field("error", e.what())
+          << "insight metrics computation threw (the last values stay)";
+      std::lock_guard failed(mu_);
+      ++errors_;
+    }
     lock.lock();
     wake_.wait_for(lock, interval, [this] { return stop_; });
   }

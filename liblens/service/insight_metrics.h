@@ -31,11 +31,13 @@ class InsightGauges {
 
   // Starts the computing thread over `store` and `series`, which must
   // outlive Stop(): the first computation at once, then one every
-  // `interval`. Call once.
-  void Start(Store* store, TimeSeriesSource* series,
-             std::chrono::milliseconds interval = std::chrono::minutes(1));
-  // Stops the thread; a computation under way ends at its next workload
-  // (a query in flight runs to its own timeout). Idempotent.
+  // `interval` (scraped or not). Call once. Internal when the thread cannot
+  // be started.
+  Status Start(Store* store, TimeSeriesSource* series,
+               std::chrono::milliseconds interval = std::chrono::minutes(1));
+  // Stops the thread; a computation under way ends at its next workload,
+  // but a query in flight runs to its own timeout (PromQL: 10 s by
+  // default), so this may wait that long. Idempotent.
   void Stop();
 
   // lens_gpu_idle_allocated{namespace, workload, workload_uid},

@@ -46,7 +46,7 @@ TEST(NodeAgentFlagsTest, ContainerRuntimeFlagsReachTheTrackerOrExitTwo) {
       log);
   ASSERT_GT(pid, 0);
   bool seen = false;
-  for (int i = 0; i < 200 && !seen; ++i) {
+  for (int i = 0; i < 400 && !seen; ++i) {  // 20 s
     const std::string text = test::ReadFile(log);
     seen = text.find("Docker Engine at " + socket) != std::string::npos &&
            text.find("lens-node-agent serving") != std::string::npos;

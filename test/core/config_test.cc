@@ -242,6 +242,17 @@ TEST(ConfigTest, BadOverridesNameTheFlag) {
   EXPECT_EQ(config.status().message(),
             "--docker-socket=: nodeExporter: dockerSocket must not be empty "
             "while containers is on with containerRuntime docker");
+  // With a file that may have set the other key, both are named.
+  const std::string file = WriteTemp("nodeExporter:\n  dockerSocket: \"\"\n");
+  options.overrides = {
+      {"nodeExporter.containerRuntime", "docker", "--container-runtime"}};
+  config = LoadConfig(file, options);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(),
+            file +
+                ": nodeExporter: dockerSocket must not be empty while "
+                "containers is on with containerRuntime docker "
+                "(--container-runtime=docker)");
   options.overrides = {{"jobs.tlsCertFile", "/c.pem", "--jobs-tls-cert"}};
   config = LoadConfig("", options);
   ASSERT_FALSE(config.ok());
