@@ -14,30 +14,15 @@
 #include <thread>
 #include <vector>
 
+#include "api_service_fixture.h"
 #include "lens/api_service.h"
 #include "lens/store.h"
 
 namespace lens {
 namespace {
 
-class ApiInsightMetricsTest : public ::testing::Test {
+class ApiInsightMetricsTest : public test::ApiStoreTest {
  protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "api-insights-" + std::to_string(::getpid());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    database_ = "sqlite://" + dir_ + "/lens.db";
-    auto store = Store::Open(database_);
-    ASSERT_TRUE(store.ok()) << store.status();
-    NodeRecord node;
-    node.name = "gpu-node-7";
-    node.status = "Ready";
-    node.gpu_count = 8;
-    node.updated_at = Timestamp(std::chrono::seconds(1795624473));
-    ASSERT_TRUE((*store)->nodes().UpsertNode(node).ok());
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // /metrics once the insight metrics were computed (their last success is
   // set), within 20 s.
   static std::optional<std::string> WaitComputed(httplib::Client& client) {
@@ -55,9 +40,6 @@ class ApiInsightMetricsTest : public ::testing::Test {
     }
     return std::nullopt;
   }
-
-  std::string dir_;
-  std::string database_;
 };
 
 // lens_gpu_idle_allocated: a running container holds GPUs 0 and 1 of

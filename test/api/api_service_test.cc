@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "api_service_fixture.h"
 #include "chromium.h"
 #include "command.h"
 #include "lens/store.h"
@@ -40,28 +41,14 @@ std::string Escaped(const std::string& text) {
   return out;
 }
 
-class ApiServiceTest : public ::testing::Test {
+class ApiServiceTest : public test::ApiStoreTest {
  protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "api-service-" + std::to_string(::getpid());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    database_ = "sqlite://" + dir_ + "/lens.db";
-    auto store = Store::Open(database_);
-    ASSERT_TRUE(store.ok()) << store.status();
-    NodeRecord node;
-    node.name = "gpu-node-7";
-    node.status = "Ready";
-    node.gpu_count = 8;
-    node.updated_at = Timestamp(std::chrono::seconds(1795624473));
-    ASSERT_TRUE((*store)->nodes().UpsertNode(node).ok());
-  }
   void TearDown() override {
     if (pid_ > 0) {
       ::kill(pid_, SIGKILL);
       test::WaitExit(pid_, seconds(10));
     }
-    std::filesystem::remove_all(dir_);
+    ApiStoreTest::TearDown();
   }
 
   // Waits for /healthz on `port`.
@@ -75,8 +62,6 @@ class ApiServiceTest : public ::testing::Test {
     return false;
   }
 
-  std::string dir_;
-  std::string database_;
   pid_t pid_ = -1;
 };
 
