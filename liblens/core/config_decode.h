@@ -17,6 +17,10 @@
 
 #include "lens/status.h"
 
+namespace lens {
+struct Config;
+}  // namespace lens
+
 namespace lens::config {
 
 // Decoding context: the source name for locations and which paths the
@@ -259,6 +263,15 @@ inline Status ValidateListenAddress(std::string_view address,
   }
   return OkStatus();
 }
+
+// The source named when no file was given ("defaults: ...").
+inline constexpr std::string_view kNoFile = "defaults";
+
+// Config::Validate of `config` loaded with `ctx`, its error naming where the
+// value came from: "--flag=v:" or "LENS_X=v:" when an override set the key it
+// is about (or, for a rule across keys, the key it names first), else the
+// file (config_origin.cc).
+Status ValidateNamingOrigin(const Config& config, const Ctx& ctx);
 
 }  // namespace lens::config
 

@@ -33,7 +33,7 @@ Status DecodeListen(const Ctx& ctx, const YAML::Node& v,
   return s.ok() ? s : ctx.Error(v, path, s.message());
 }
 
-constexpr FieldRule<F> kRules[] = {
+constexpr FieldRule<F> kNetflowRules[] = {
     {"listenAddress", DecodeListen},
     {"interval", DecodeDuration<&F::interval>},
     {"bpfStatsWindow", DecodeDuration<&F::bpf_stats_window>},
@@ -51,10 +51,10 @@ constexpr FieldRule<F> kRules[] = {
 
 Status DecodeNetflow(const Ctx& ctx, const YAML::Node& node,
                      const std::string& path, NetflowOptions* out) {
-  return DecodeMap<NetflowOptions>(ctx, node, path, kRules, out);
+  return DecodeMap<NetflowOptions>(ctx, node, path, kNetflowRules, out);
 }
 
-std::vector<std::string_view> NetflowKeys() { return KeysOf(kRules); }
+std::vector<std::string_view> NetflowKeys() { return KeysOf(kNetflowRules); }
 
 }  // namespace lens::config
 

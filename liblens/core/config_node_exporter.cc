@@ -50,7 +50,7 @@ Status DecodeListen(const Ctx& ctx, const YAML::Node& v,
 }
 
 using N = NodeExporterOptions;
-constexpr FieldRule<N> kRules[] = {
+constexpr FieldRule<N> kNodeExporterRules[] = {
     {"sysfsRoot", DecodeString<&N::sysfs_root>},
     {"procfsRoot", DecodeString<&N::procfs_root>},
     {"devRoot", DecodeString<&N::dev_root>},
@@ -90,10 +90,13 @@ constexpr FieldRule<N> kRules[] = {
 
 Status DecodeNodeExporter(const Ctx& ctx, const YAML::Node& node,
                           const std::string& path, NodeExporterOptions* out) {
-  return DecodeMap<NodeExporterOptions>(ctx, node, path, kRules, out);
+  return DecodeMap<NodeExporterOptions>(ctx, node, path, kNodeExporterRules,
+                                        out);
 }
 
-std::vector<std::string_view> NodeExporterKeys() { return KeysOf(kRules); }
+std::vector<std::string_view> NodeExporterKeys() {
+  return KeysOf(kNodeExporterRules);
+}
 
 }  // namespace lens::config
 

@@ -251,15 +251,16 @@ void HealthObserveGpu(const GpuHealthObservation& obs, int64_t t_us,
     }
     HealthCorrectable(0, ce, t_us, options, dev, &found);
   }
-  const uint64_t ue_life =
-      c[kHealthUeLifetime].StepLifetime(obs.ecc_uncorrectable_lifetime, resets);
+  const uint64_t ue_life = c[kHealthUeLifetime].Step(
+      obs.ecc_uncorrectable_lifetime, resets, HealthCounter::Drop::kRebase);
   if (ue_life > 0) {
     found.Add(HealthSignal::kEccUncorrectable, DeviceHealth::kUnhealthy, 1,
               ue_life);
   }
   HealthCorrectable(
       1,
-      c[kHealthCeLifetime].StepLifetime(obs.ecc_correctable_lifetime, resets),
+      c[kHealthCeLifetime].Step(obs.ecc_correctable_lifetime, resets,
+                                HealthCounter::Drop::kRebase),
       t_us, options, dev, &found);
 
   const uint32_t reasons = obs.throttle_reasons & options.throttle_reasons;

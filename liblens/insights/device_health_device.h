@@ -50,33 +50,24 @@ struct HealthCounter {
   static constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
   uint64_t value = kNone;
 
-  // A counter that restarts from zero (the driver's counts since it loaded,
-  // a port's error counters): the increase since the last value, where a
-  // decrease is a restart (counted in `resets`) and the new value is what
-  // the counter counted since, as PromQL's increase() reads it. 0 for the
-  // first value and for a missing one. Inline: it runs for every counter of
-  // every observation.
-  uint64_t Step(const std::optional<uint64_t>& now, uint32_t* resets) {
+  // What a decrease means: a counter that restarts from zero (the driver's
+  // counts since it loaded, a port's error counters) counted the new value
+  // since, as PromQL's increase() reads it; a lifetime total kept on the
+  // board is re-based and shows no increase.
+  enum class Drop { kRestart, kRebase };
+
+  // The increase since the last value: 0 for the first value and for a
+  // missing one; a decrease counts in `resets` and reads as `drop` says.
+  // Inline: it runs for every counter of every observation.
+  uint64_t Step(const std::optional<uint64_t>& now, uint32_t* resets,
+                Drop drop = Drop::kRestart) {
     if (!now) return 0;
     const uint64_t previous = value;
     value = *now;
     if (previous == kNone || *now == previous) return 0;
     if (*now < previous) {
       ++*resets;
-      return *now;
-    }
-    return *now - previous;
-  }
-  // A lifetime total (kept on the board across driver reloads): a decrease
-  // is a new baseline (counted in `resets`), never evidence.
-  uint64_t StepLifetime(const std::optional<uint64_t>& now, uint32_t* resets) {
-    if (!now) return 0;
-    const uint64_t previous = value;
-    value = *now;
-    if (previous == kNone || *now == previous) return 0;
-    if (*now < previous) {
-      ++*resets;
-      return 0;
+      return drop == Drop::kRestart ? *now : 0;
     }
     return *now - previous;
   }
