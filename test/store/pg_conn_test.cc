@@ -307,7 +307,9 @@ TEST_F(PgConnTest, MissingDatabaseIsNotFound) {
 }
 
 TEST_F(PgConnTest, ClosedPortIsUnavailable) {
-  // A port nobody listens on: bound, never listened on, closed.
+  // A port nobody listens on: bound and never listened on, and held bound
+  // until the end, so no other process can take it meanwhile (a SYN to it is
+  // refused).
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -316,7 +318,6 @@ TEST_F(PgConnTest, ClosedPortIsUnavailable) {
   ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   const int port = ntohs(addr.sin_port);
-  ::close(fd);
   auto connector = MakeConnector("postgresql://lens:pw-closed-port@127.0.0.1:" +
                                  std::to_string(port) + "/x");
   auto conn = connector->Connect();
@@ -326,6 +327,7 @@ TEST_F(PgConnTest, ClosedPortIsUnavailable) {
               HasSubstr("127.0.0.1:" + std::to_string(port)));
   EXPECT_THAT(conn.status().message(), HasSubstr("refused"));
   EXPECT_THAT(conn.status().message(), Not(HasSubstr("pw-closed-port")));
+  ::close(fd);
 }
 
 TEST_F(PgConnTest, MigrationLockBlocksSecondConnection) {
