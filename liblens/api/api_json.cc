@@ -6,12 +6,13 @@
 #include <string>
 
 namespace lens::api {
-namespace {
 
 int64_t UnixSeconds(Timestamp at) {
   return std::chrono::floor<std::chrono::seconds>(at.time_since_epoch())
       .count();
 }
+
+namespace {
 
 std::string_view ChangeName(DeviceChange change) {
   switch (change) {

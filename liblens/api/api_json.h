@@ -13,6 +13,9 @@
 
 namespace lens::api {
 
+// Whole seconds since the epoch (floored), as the API writes times.
+int64_t UnixSeconds(Timestamp at);
+
 void Str(JsonWriter& w, const char* key, std::string_view value);
 void Int(JsonWriter& w, const char* key, int64_t value);
 // null for a missing or non-finite value.

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "api/api_json.h"
+#include "api/insight_window.h"
 #include "api/params.h"
 #include "api/routes.h"
 #include "lens/insights_health.h"
@@ -18,16 +19,7 @@ namespace lens::api {
 namespace {
 
 constexpr int64_t kInsightDayS = 86400;
-constexpr int64_t kInsightMaxRangeS = 7 * kInsightDayS;
-constexpr int64_t kInsightMaxSteps = 11000;  // RangeQuery's bound
 constexpr int64_t kIdleMaxPoints = 1500000;  // per idle-GPU answer, all GPUs
-
-int64_t InsightUnix(Timestamp t) {
-  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch())
-      .count();
-}
-
-Timestamp InsightAt(int64_t s) { return Timestamp(std::chrono::seconds(s)); }
 
 StatusOr<int64_t> InsightBoundedInt(const HttpRequest& req,
                                     std::string_view name, int64_t fallback,
@@ -59,64 +51,42 @@ void WriteGoodputBreakdown(JsonWriter& w, const char* key,
 }
 
 // from and to (default: `default_s` up to now), at most 7 days: Unix seconds.
-StatusOr<std::pair<int64_t, int64_t>> InsightRange(const HttpRequest& req,
-                                                   int64_t default_s) {
-  LENS_ASSIGN_OR_RETURN(std::optional<Timestamp> to_param,
-                        TimeParam(req, "to"));
-  LENS_ASSIGN_OR_RETURN(std::optional<Timestamp> from_param,
-                        TimeParam(req, "from"));
-  const int64_t to_s =
-      to_param
-          ? InsightUnix(*to_param)
-          : InsightUnix(std::chrono::time_point_cast<std::chrono::microseconds>(
-                std::chrono::system_clock::now()));
-  const int64_t from_s =
-      from_param ? InsightUnix(*from_param) : to_s - default_s;
-  if (from_s >= to_s) return InvalidArgumentError("from: must be before to");
-  if (to_s - from_s > kInsightMaxRangeS) {
-    return InvalidArgumentError("from: the range is over 7 days");
-  }
-  return std::make_pair(from_s, to_s);
-}
-
 }  // namespace
 
 Status GetIdleGpus(const ApiContext& ctx, const RouteSpec&,
                    const HttpRequest& req, JsonWriter& w) {
-  LENS_ASSIGN_OR_RETURN(auto range, InsightRange(req, kInsightDayS));
-  const auto [from_s, to_s] = range;
+  LENS_ASSIGN_OR_RETURN(const InsightWindow win,
+                        ParseInsightWindow(req, kInsightDayS));
   LENS_ASSIGN_OR_RETURN(int64_t percent,
                         InsightBoundedInt(req, "thresholdPercent", 5, 1, 100));
   LENS_ASSIGN_OR_RETURN(
       int64_t window_min,
       InsightBoundedInt(req, "windowMinutes", 30, 1, 7 * 24 * 60));
-  LENS_ASSIGN_OR_RETURN(
-      std::vector<GpuHolding> holdings,
-      ReadGpuHoldings(*ctx.store, InsightAt(from_s), InsightAt(to_s)));
+  LENS_ASSIGN_OR_RETURN(std::vector<GpuHolding> holdings,
+                        ReadGpuHoldings(*ctx.store, win.from(), win.to()));
   // Samples every 30 s are read at their own pace while the answer stays
   // small (about 1.5 M points in all, some 50 MB from a PromQL server:
   // a day of 500 GPUs); more GPUs or a longer range at a coarser step.
   std::set<std::pair<std::string, std::string>> gpus;
   for (const GpuHolding& h : holdings) gpus.emplace(h.node, h.gpu);
-  const int64_t points_s = (to_s - from_s) * static_cast<int64_t>(gpus.size());
+  const int64_t points_s =
+      (win.to_s - win.from_s) * static_cast<int64_t>(gpus.size());
   const int64_t step_s = std::max<int64_t>(
-      {30, (to_s - from_s + kInsightMaxSteps - 1) / kInsightMaxSteps,
-       (points_s + kIdleMaxPoints - 1) / kIdleMaxPoints});
+      win.StepSeconds(30), (points_s + kIdleMaxPoints - 1) / kIdleMaxPoints);
   IdleGpuOptions options;
   options.threshold = static_cast<double>(percent) / 100;
   options.window = std::chrono::minutes(window_min);
   options.max_sample_gap =
       std::chrono::seconds(std::max<int64_t>(120, 2 * step_s));
-  options.now = InsightAt(to_s);
-  LENS_ASSIGN_OR_RETURN(
-      std::vector<GpuUtilizationSeries> series,
-      ReadGpuUtilization(*ctx.series, InsightAt(from_s), InsightAt(to_s),
-                         std::chrono::seconds(step_s)));
+  options.now = win.to();
+  LENS_ASSIGN_OR_RETURN(std::vector<GpuUtilizationSeries> series,
+                        ReadGpuUtilization(*ctx.series, win.from(), win.to(),
+                                           std::chrono::seconds(step_s)));
   LENS_ASSIGN_OR_RETURN(std::vector<IdleGpuEpisode> episodes,
                         FindIdleAllocatedGpus(holdings, series, options));
   w.StartObject();
-  Int(w, "from", from_s);
-  Int(w, "to", to_s);
+  Int(w, "from", win.from_s);
+  Int(w, "to", win.to_s);
   Num(w, "thresholdRatio", options.threshold);
   Int(w, "windowSeconds", window_min * 60);
   w.Key("episodes");
@@ -197,13 +167,12 @@ Status GetWorkloadGoodput(const ApiContext& ctx, const RouteSpec&,
 
 Status GetDeviceHealth(const ApiContext& ctx, const RouteSpec&,
                        const HttpRequest& req, JsonWriter& w) {
-  LENS_ASSIGN_OR_RETURN(auto range, InsightRange(req, kInsightDayS));
-  const auto [from_s, to_s] = range;
-  const int64_t step_s = std::max<int64_t>(
-      60, (to_s - from_s + kInsightMaxSteps - 1) / kInsightMaxSteps);
+  LENS_ASSIGN_OR_RETURN(const InsightWindow win,
+                        ParseInsightWindow(req, kInsightDayS));
+  const int64_t step_s = win.StepSeconds(60);
   LENS_ASSIGN_OR_RETURN(
       DeviceHealthHistory h,
-      ReadDeviceHealthHistory(*ctx.series, InsightAt(from_s), InsightAt(to_s),
+      ReadDeviceHealthHistory(*ctx.series, win.from(), win.to(),
                               std::chrono::seconds(step_s)));
   auto device = [&w](HealthDeviceKind kind, const std::string& node,
                      const std::string& dev, int port, const std::string& id) {
@@ -214,8 +183,8 @@ Status GetDeviceHealth(const ApiContext& ctx, const RouteSpec&,
     Str(w, "id", id);
   };
   w.StartObject();
-  Int(w, "from", from_s);
-  Int(w, "to", to_s);
+  Int(w, "from", win.from_s);
+  Int(w, "to", win.to_s);
   w.Key("devices");
   w.StartArray();
   for (const DeviceHealthSeen& d : h.devices) {
@@ -245,17 +214,14 @@ Status GetDeviceHealth(const ApiContext& ctx, const RouteSpec&,
 
 Status GetPlacementIssues(const ApiContext& ctx, const RouteSpec&,
                           const HttpRequest& req, JsonWriter& w) {
-  LENS_ASSIGN_OR_RETURN(auto range, InsightRange(req, 3600));
-  const auto [from_s, to_s] = range;
-  const int64_t step_s = std::max<int64_t>(
-      60, (to_s - from_s + kInsightMaxSteps - 1) / kInsightMaxSteps);
-  LENS_ASSIGN_OR_RETURN(
-      std::vector<PodPlacementIssues> pods,
-      ReadPlacementIssues(*ctx.series, InsightAt(from_s), InsightAt(to_s),
-                          std::chrono::seconds(step_s)));
+  LENS_ASSIGN_OR_RETURN(const InsightWindow win, ParseInsightWindow(req, 3600));
+  const int64_t step_s = win.StepSeconds(60);
+  LENS_ASSIGN_OR_RETURN(std::vector<PodPlacementIssues> pods,
+                        ReadPlacementIssues(*ctx.series, win.from(), win.to(),
+                                            std::chrono::seconds(step_s)));
   w.StartObject();
-  Int(w, "from", from_s);
-  Int(w, "to", to_s);
+  Int(w, "from", win.from_s);
+  Int(w, "to", win.to_s);
   w.Key("pods");
   w.StartArray();
   for (const PodPlacementIssues& p : pods) {

@@ -6,20 +6,13 @@
 #include <string>
 
 #include "api/api_json.h"
+#include "api/insight_window.h"
 #include "api/params.h"
 #include "api/routes.h"
 #include "lens/insights_stragglers.h"
 
 namespace lens::api {
 namespace {
-
-constexpr int64_t kStragglerMaxRangeS = 7 * 86400;
-constexpr int64_t kStragglerMaxSteps = 11000;
-
-int64_t StragglerUnix(Timestamp t) {
-  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch())
-      .count();
-}
 
 void WriteStats(JsonWriter& w, const char* key,
                 const std::optional<StragglerStats>& s) {
@@ -88,32 +81,15 @@ void WriteSuspect(JsonWriter& w, const StragglerSuspect& s) {
 Status GetWorkloadStragglers(const ApiContext& ctx, const RouteSpec&,
                              const HttpRequest& req, JsonWriter& w) {
   const std::string uid = PathParam(req, "uid");
-  LENS_ASSIGN_OR_RETURN(std::optional<Timestamp> to_param,
-                        TimeParam(req, "to"));
-  LENS_ASSIGN_OR_RETURN(std::optional<Timestamp> from_param,
-                        TimeParam(req, "from"));
-  const int64_t to_s =
-      to_param ? StragglerUnix(*to_param)
-               : StragglerUnix(
-                     std::chrono::time_point_cast<std::chrono::microseconds>(
-                         std::chrono::system_clock::now()));
-  const int64_t from_s = from_param ? StragglerUnix(*from_param) : to_s - 3600;
-  if (from_s >= to_s) return InvalidArgumentError("from: must be before to");
-  if (to_s - from_s > kStragglerMaxRangeS) {
-    return InvalidArgumentError("from: the range is over 7 days");
-  }
-  const int64_t step_s = std::max<int64_t>(
-      30, (to_s - from_s + kStragglerMaxSteps - 1) / kStragglerMaxSteps);
-  const Timestamp from{std::chrono::seconds(from_s)};
-  const Timestamp to{std::chrono::seconds(to_s)};
+  LENS_ASSIGN_OR_RETURN(const InsightWindow win, ParseInsightWindow(req, 3600));
   LENS_ASSIGN_OR_RETURN(
       WorkloadStragglers found,
-      FindWorkloadStragglers(*ctx.store, *ctx.series, uid, from, to,
-                             std::chrono::seconds(step_s)));
+      FindWorkloadStragglers(*ctx.store, *ctx.series, uid, win.from(), win.to(),
+                             std::chrono::seconds(win.StepSeconds(30))));
   const StragglerReport& report = found.report;
   w.StartObject();
-  Int(w, "from", from_s);
-  Int(w, "to", to_s);
+  Int(w, "from", win.from_s);
+  Int(w, "to", win.to_s);
   Int(w, "gpus", found.gpus);
   WriteStats(w, "utilization", report.utilization);
   WriteStats(w, "stepTime", report.step_time);

@@ -55,6 +55,16 @@ TEST_P(ApiInsightsTest, IdleGpusNamesTheHolderAndTheWaste) {
     auto [status, body] = Get(std::string("/api/v1/insights/idle-gpus") + q);
     EXPECT_EQ(status, 400) << q << " " << body;
   }
+  // Every insight route reads its window the same way.
+  for (const char* path :
+       {"/api/v1/workloads/w-1/stragglers", "/api/v1/insights/device-health",
+        "/api/v1/insights/placement"}) {
+    for (const char* q : {"?from=100&to=50", "?from=0&to=900000"}) {
+      auto [status, body] = Get(std::string(path) + q);
+      EXPECT_EQ(status, 400) << path << q << " " << body;
+      EXPECT_NE(body.find("from: "), std::string::npos) << body;
+    }
+  }
 }
 
 TEST_P(ApiInsightsTest, GoodputOfASeededWorkload) {
