@@ -1,8 +1,6 @@
-// Device health rules on scripted, time-stamped histories (30 s samples, as the
-// node agent takes them), each expected answer worked out by hand in the
-// comments. Defaults: unhealthy clears after 3600 s quiet, degraded after
-// 1800 s; throttling degrades at 300 s within 600 s; correctable errors at
-// 100 within 3600 s; port errors per counter within 600 s.
+// Device health rules on scripted, time-stamped histories: escalation and
+// clearing, thresholds, a port never up, AMD RAS blocks (health_history.h
+// has the defaults the answers are worked out against).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -14,21 +12,12 @@
 namespace lens {
 namespace {
 
-using health_test::At;
-using health_test::Compute;
-using health_test::Err;
-using health_test::Find;
-using health_test::Gpu;  // hides lens::Gpu here
-using health_test::History;
-using health_test::kT0;
-using health_test::Of;
-using health_test::Port;
-using health_test::SecondsOf;
+using namespace health_test;  // NOLINT: the histories' helpers
 using std::chrono::seconds;
 
 TEST(DeviceHealthTest, WorseEvidenceEscalatesAndClearsOneLevelAtATime) {
   HealthSample start;
-  start.gpus = {Gpu(0, "S")};
+  start.gpus = {HealthyGpu(0, "S")};
   auto samples = History("n1", 7500, start, [](int t, HealthSample* s) {
     s->gpus[0].throttle_reasons =
         t <= 5400 ? uint32_t{kThrottleHwSlowdown} : 0u;
@@ -57,8 +46,8 @@ TEST(DeviceHealthTest, WorseEvidenceEscalatesAndClearsOneLevelAtATime) {
 
 TEST(DeviceHealthTest, RatesBelowThresholdsAreNotEvidence) {
   HealthSample start;
-  start.gpus = {Gpu(0, "slow"), Gpu(1, "fast")};
-  start.ports = {Port("mlx5_0", 1, "g")};
+  start.gpus = {HealthyGpu(0, "slow"), HealthyGpu(1, "fast")};
+  start.ports = {HealthyPort("mlx5_0", 1, "g")};
   auto samples = History("n1", 3 * 3600, start, [](int t, HealthSample* s) {
     if (t > 0 && t % 60 == 0) ++*s->gpus[0].ecc_correctable;  // 60 / h
     if (t > 0 && t <= 1200) *s->gpus[1].ecc_correctable += 10;
@@ -82,7 +71,7 @@ TEST(DeviceHealthTest, RatesBelowThresholdsAreNotEvidence) {
 
 TEST(DeviceHealthTest, PortNeverActiveIsNotDownButALostLinkIs) {
   HealthSample start;
-  start.ports = {Port("mlx5_0", 1, "g"), Port("mlx5_0", 2, "g")};
+  start.ports = {HealthyPort("mlx5_0", 1, "g"), HealthyPort("mlx5_0", 2, "g")};
   start.ports[1].state = RdmaLinkState::kDown;
   start.ports[1].phys_state = RdmaPhysState::kDisabled;  // uncabled
   start.ports[0].state = RdmaLinkState::kInit;           // waiting for the SM
@@ -106,7 +95,7 @@ TEST(DeviceHealthTest, PortNeverActiveIsNotDownButALostLinkIs) {
 
 TEST(DeviceHealthTest, AmdRasBlocksNameTheBlockAndCountOnce) {
   HealthSample start;
-  start.gpus = {Gpu(0, "MI300X-1")};
+  start.gpus = {HealthyGpu(0, "MI300X-1")};
   auto& g = start.gpus[0];
   for (const char* block : {"umc", "gfx", "sdma"}) {
     g.ras_blocks.push_back({block, 0, 0});

@@ -1,6 +1,10 @@
 // Helpers of the device health tests: observations of a GPU and an RDMA port
-// as a healthy node reports them, one node's history of 30 s samples, and the
-// report's devices and transitions by identity.
+// as a healthy node reports them, one node's history of 30 s samples (as the
+// node agent takes them), and the report's devices and transitions by
+// identity. The tests work each expected answer out by hand against the
+// defaults: unhealthy clears after 3600 s quiet, degraded after 1800 s;
+// throttling degrades at 300 s within 600 s; correctable errors at 100
+// within 3600 s; port errors per counter within 600 s.
 #ifndef LENS_TEST_INSIGHTS_HEALTH_HISTORY_H_
 #define LENS_TEST_INSIGHTS_HEALTH_HISTORY_H_
 
@@ -24,7 +28,7 @@ inline int SecondsOf(Timestamp t) {
       std::chrono::duration_cast<std::chrono::seconds>(t - kT0).count());
 }
 
-inline GpuHealthObservation Gpu(int index, std::string serial) {
+inline GpuHealthObservation HealthyGpu(int index, std::string serial) {
   GpuHealthObservation g;
   g.index = index;
   g.serial = std::move(serial);
@@ -34,8 +38,8 @@ inline GpuHealthObservation Gpu(int index, std::string serial) {
   return g;
 }
 
-inline PortHealthObservation Port(std::string device, int port,
-                                  std::string guid) {
+inline PortHealthObservation HealthyPort(std::string device, int port,
+                                         std::string guid) {
   PortHealthObservation p;
   p.device = std::move(device);
   p.port = port;
