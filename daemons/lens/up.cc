@@ -79,6 +79,20 @@ void UseStateDirWhenUnset(Config* c) {
   }
 }
 
+// One token guards every surface of the process but /healthz: the token
+// file given for the node agent (--bearer-token-file) is every service's
+// unless the config names another for it.
+void OneTokenForEverySurface(Config* c) {
+  const std::string& token = c->node_exporter.bearer_token_file;
+  if (token.empty()) return;
+  for (std::string* file :
+       {&c->netflow.bearer_token_file, &c->jobs.bearer_token_file,
+        &c->controller.bearer_token_file, &c->telemetry.bearer_token_file,
+        &c->api.bearer_token_file}) {
+    if (file->empty()) *file = token;
+  }
+}
+
 // This machine's GPU, RDMA and flow series into the telemetry path (and so
 // into the sample history the dashboard draws), as a Prometheus scrape with
 // a `node` label would bring them in a cluster.
@@ -212,6 +226,7 @@ Command AddUp(CLI::App& app) {
     }
     ConfigureLogging({config->logging.level, config->logging.format, {}, {}});
     UseStateDirWhenUnset(&*config);
+    OneTokenForEverySurface(&*config);
     auto options = NodeServiceOptionsFromConfig(
         *config, kNodeAgent | kNodeContainers | kNodeFlows | kNodeOnOneMachine);
     if (!options.ok()) {

@@ -59,6 +59,15 @@ struct LENS_EXPORT ClusterDirectoryOptions {
   // bearer token) with this timeout; without one, from its store's sample
   // history.
   std::chrono::milliseconds prometheus_timeout{10000};
+  // A member's store opens on a thread of the directory's own: a request
+  // waits at most `open_wait` for it, then gets Unavailable naming the
+  // cluster (an unreachable member never holds a request for a connect
+  // timeout). A failed open is remembered and tried again after a backoff
+  // from `retry_min` doubling to `retry_max`; requests meanwhile get the
+  // failure at once.
+  std::chrono::milliseconds open_wait{50};
+  std::chrono::milliseconds retry_min{1000};
+  std::chrono::milliseconds retry_max{60000};
 };
 
 // The clusters of the directory file. A file that is missing or does not

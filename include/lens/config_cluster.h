@@ -165,7 +165,7 @@ struct LENS_EXPORT TelemetryConfigOptions {
   // `maxRequestBytes`: the largest request body (compressed); the snappy
   // length a remote-write body may declare is 8 times that. Sizes are bytes
   // or with a unit: 32MiB, 1GiB.
-  uint64_t max_request_bytes = uint64_t{32} << 20;
+  uint64_t max_request_bytes = uint64_t{8} << 20;
   // `forward`: remote-write URLs the enriched samples go to; their bearer
   // token (`forwardTokenFile`), CA (`forwardCaFile`),
   // `forwardInsecureSkipTlsVerify`, `forwardTimeout` per request.

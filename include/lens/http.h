@@ -90,22 +90,40 @@ struct LENS_EXPORT HttpServerOptions {
   std::chrono::seconds write_timeout{10};
   std::chrono::seconds idle_timeout{60};
   // At most max_connections open connections, max_connections_per_peer from
-  // one client address. At a cap, the connection that has waited longest for
-  // its request is closed to make room (idle or slow clients cannot lock
-  // others out); when every one is busy in a handler the new one gets 503.
+  // one client address. At a cap, a stalled connection is closed to make
+  // room: the one that has waited longest for its request, or whose reader
+  // has taken nothing of its answer for a second (idle, slow or
+  // never-reading clients cannot lock others out); when every one is busy
+  // the new one gets 503.
   int max_connections = 1024;
   int max_connections_per_peer = 64;
   // Worker threads for handlers, plus one thread reserved for priority_paths,
   // so a scrape is answered however busy the other routes are.
   int threads = 4;
   std::vector<std::string> priority_paths = {"/metrics", "/healthz"};
-  // When set (borrowed; it outlives the server), every answer is counted
-  // there: lens_http_requests_total{route,code} and the handlers' time in
+  // Requests waiting for a worker (and, separately, for the priority
+  // thread). A request that finds its queue full is answered 503 with
+  // Retry-After: 1 at once; a queued request whose client has gone is
+  // dropped before its handler runs.
+  int max_queued_requests = 256;
+  // Request bodies held at once (being read, queued or in a handler), in
+  // all and from one client address (half of it, at least max_body_bytes).
+  // A request whose body does not fit gets 503 with Retry-After: 1 before
+  // its body is read. At least max_body_bytes.
+  size_t max_body_bytes_in_flight = size_t{32} << 20;
+  // Where the server's metrics go (borrowed; it outlives the server; one
+  // server per registry). Without it the server keeps them itself and
+  // HttpServer::RenderMetrics() writes them. Every answer is counted:
+  // lens_http_requests_total{route,code} and the handlers' time in
   // lens_http_request_duration_seconds{route}. `route` is the path or
   // pattern a handler was registered under ("/api/v1/nodes/{name}"), so the
   // label stays bounded; requests answered before routing (401, 404, 405,
-  // 4xx of a malformed request) count under route "unrouted". One server
-  // per registry.
+  // 4xx of a malformed request, 503 of a full queue) count under route
+  // "unrouted". Connections: lens_http_connections_accepted_total,
+  // _closed_total{reason}, _rejected_total{reason}, lens_http_connections
+  // (open now); lens_http_requests_refused_total{reason} (answered before a
+  // handler), lens_http_requests_dropped_total (client gone before its
+  // handler ran), lens_http_queued_requests{pool} (docs/http.md).
   Registry* metrics = nullptr;
 
   // InvalidArgument naming the field.
@@ -139,6 +157,12 @@ class LENS_EXPORT HttpServer {
   virtual Status Start() = 0;
   // Stops accepting, finishes in-flight requests, joins threads.
   virtual void Stop() = 0;
+
+  // Appends the server's own metrics (see HttpServerOptions::metrics) in the
+  // Prometheus text format; nothing when they go to HttpServerOptions::metrics
+  // (its owner renders that registry). Thread-safe, never blocks on a
+  // request.
+  virtual void RenderMetrics(std::string* out) const = 0;
 
   // The bound port (useful with port 0).
   virtual int port() const = 0;

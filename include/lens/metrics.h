@@ -56,8 +56,9 @@ LENS_EXPORT Status ValidateLabelName(std::string_view name);
 LENS_EXPORT Status ValidateLabelValue(std::string_view value);
 
 // Appends `value` escaped for use inside a double-quoted label value: \ -> \\,
-// " -> \", newline -> \n. Also the right escaping for a PromQL string literal
-// in double quotes.
+// " -> \", newline -> \n; invalid UTF-8 and NUL bytes become U+FFFD (a
+// scrape with them is refused whole). Also the right escaping for a PromQL
+// string literal in double quotes.
 LENS_EXPORT void AppendEscapedLabelValue(std::string_view value,
                                          std::string* out);
 // Appends HELP text escaped: \ -> \\, newline -> \n.

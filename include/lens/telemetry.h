@@ -50,8 +50,11 @@ struct LENS_EXPORT TelemetryOptions {
   // ---- ingest ----
   // A request body over max_body_bytes, or whose snappy header declares more
   // than max_uncompressed_bytes, is refused before anything is allocated.
-  size_t max_body_bytes = size_t{32} << 20;
-  size_t max_uncompressed_bytes = size_t{256} << 20;
+  // Requests decode one after another once their declared sizes together
+  // would pass max_uncompressed_bytes: the rest get 503 with Retry-After, so
+  // concurrent requests never hold more than that decompressed at once.
+  size_t max_body_bytes = size_t{8} << 20;
+  size_t max_uncompressed_bytes = size_t{32} << 20;
   size_t max_labels_per_series = 1024;
 
   // ---- enrichment ----

@@ -3,9 +3,13 @@
 // (a Secret volume swaps a symlink, which changes both), each member's store
 // and time series opened on its first request and reopened when its
 // endpoints change.
+#include <algorithm>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include "core/redact.h"
 #include "lens/api.h"
@@ -21,41 +25,100 @@ using Clock = std::chrono::steady_clock;
 class DirectoryFile : public ApiClusters {
  public:
   explicit DirectoryFile(ClusterDirectoryOptions options)
-      : options_(std::move(options)) {}
-
-  StatusOr<Handle> Find(std::string_view name) override {
-    ClusterEndpoints endpoints;
+      : options_(std::move(options)), opener_([this] { OpenLoop(); }) {}
+  ~DirectoryFile() override {
     {
       std::lock_guard lock(mu_);
-      Reload();
-      auto it = entries_.find(name);
-      if (it == entries_.end()) {
-        return NotFoundError("unknown cluster \"" + std::string(name) + "\"");
-      }
-      if (it->second.open.store) {
-        Handle h = it->second.open;
-        h.stale = it->second.endpoints.stale;
-        return h;
-      }
-      endpoints = it->second.endpoints;
+      stopping_ = true;
     }
-    // Opening a store can take a connection's time: not under the lock.
-    LENS_ASSIGN_OR_RETURN(Handle opened, Open(endpoints));
-    std::lock_guard lock(mu_);
+    wake_.notify_all();
+    opener_.join();
+  }
+
+  StatusOr<Handle> Find(std::string_view name) override {
+    std::unique_lock lock(mu_);
+    Reload();
     auto it = entries_.find(name);
-    if (it != entries_.end() && it->second.endpoints == endpoints &&
-        !it->second.open.store) {
-      it->second.open = opened;
+    if (it == entries_.end()) {
+      return NotFoundError("unknown cluster \"" + std::string(name) + "\"");
     }
-    opened.stale = endpoints.stale;
-    return opened;
+    const std::string key(name);
+    auto ready = [&]() -> const Entry* {
+      auto e = entries_.find(key);
+      if (e == entries_.end()) return nullptr;
+      return e->second.open.store || !e->second.error.ok() || !e->second.opening
+                 ? &e->second
+                 : nullptr;
+    };
+    Entry& e = it->second;
+    if (!e.open.store && !e.opening &&
+        (e.error.ok() || Clock::now() >= e.retry_at)) {
+      e.opening = true;
+      e.error = OkStatus();
+      queue_.push_back(key);
+      wake_.notify_all();
+    }
+    wake_.wait_for(lock, options_.open_wait,
+                   [&] { return ready() != nullptr; });
+    const Entry* done = ready();
+    if (done == nullptr) {
+      return UnavailableError("cluster \"" + key +
+                              "\": its store is being opened; retry shortly");
+    }
+    if (!done->open.store) {
+      if (!done->error.ok()) return done->error;
+      return UnavailableError("cluster \"" + key + "\": not opened yet");
+    }
+    Handle h = done->open;
+    h.stale = done->endpoints.stale;
+    return h;
   }
 
  private:
   struct Entry {
     ClusterEndpoints endpoints;
-    Handle open;  // empty until the first request
+    Handle open;  // empty until opened
+    bool opening = false;
+    Status error;  // the last failed open, until retry_at
+    Clock::time_point retry_at;
+    std::chrono::milliseconds backoff{0};
   };
+
+  // Opens what Find() queued, one at a time, outside the lock.
+  void OpenLoop() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      const std::string name = queue_.front();
+      queue_.erase(queue_.begin());
+      auto it = entries_.find(name);
+      if (it == entries_.end()) continue;
+      const ClusterEndpoints endpoints = it->second.endpoints;
+      lock.unlock();
+      StatusOr<Handle> opened = Open(endpoints);
+      lock.lock();
+      it = entries_.find(name);
+      if (it != entries_.end() && SameTarget(it->second.endpoints, endpoints)) {
+        Entry& e = it->second;
+        e.opening = false;
+        if (opened.ok()) {
+          e.open = std::move(*opened);
+          e.backoff = std::chrono::milliseconds(0);
+        } else {
+          e.backoff =
+              std::clamp(e.backoff * 2, options_.retry_min, options_.retry_max);
+          e.retry_at = Clock::now() + e.backoff;
+          e.error = UnavailableError(
+              std::string(opened.status().message()) + " (next try in " +
+              std::to_string(e.backoff.count() / 1000) + "s)");
+          LENS_LOG(WARN).Field("cluster", name).Field("error", opened.status())
+              << "member cluster not reachable";
+        }
+      }
+      wake_.notify_all();
+    }
+  }
 
   StatusOr<Handle> Open(const ClusterEndpoints& c) {
     // A member's own daemons migrate its store; a hub of another version
@@ -124,7 +187,8 @@ class DirectoryFile : public ApiClusters {
       Entry e;
       auto old = entries_.find(c.name);
       if (old != entries_.end() && SameTarget(old->second.endpoints, c)) {
-        e.open = old->second.open;  // unchanged: keep the open store
+        // Unchanged: keep the open store (or the failure and its backoff).
+        e = old->second;
       }
       e.endpoints = std::move(c);
       next.emplace(e.endpoints.name, std::move(e));
@@ -158,10 +222,14 @@ class DirectoryFile : public ApiClusters {
 
   const ClusterDirectoryOptions options_;
   std::mutex mu_;
+  std::condition_variable wake_;
+  std::vector<std::string> queue_;  // GUARDED_BY(mu_): members to open
+  bool stopping_ = false;           // GUARDED_BY(mu_)
   bool checked_ = false;
   Clock::time_point last_check_;
   std::string stamp_;
   std::map<std::string, Entry, std::less<>> entries_;
+  std::thread opener_;  // last: started once the rest is built
 };
 
 }  // namespace

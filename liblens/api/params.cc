@@ -58,8 +58,9 @@ StatusOr<PageRequest> PageParams(const ApiContext& ctx,
   LENS_ASSIGN_OR_RETURN(std::optional<int64_t> size, IntParam(req, "pageSize"));
   if (num) {
     if (*num < 1 || *num > std::numeric_limits<int32_t>::max()) {
-      return InvalidArgumentError("pageNum: " + std::to_string(*num) +
-                                  " is not a page number (1 or more)");
+      return InvalidArgumentError(
+          "pageNum: " + std::to_string(*num) + " is not a page number (1.." +
+          std::to_string(std::numeric_limits<int32_t>::max()) + ")");
     }
     page.page_num = static_cast<int32_t>(*num);
   }

@@ -294,11 +294,24 @@ Status Controller::Impl::WriteWorkloads(const std::set<std::string>& uids) {
     LENS_ASSIGN_OR_RETURN(auto pods, store->pods().ListWorkloadPods(uid));
     std::vector<PodOutcome> outcomes;
     int32_t active = 0, active_pods = 0;
+    std::optional<Timestamp> last_start;
     for (const PodRecord& p : pods) {
       outcomes.push_back({p.phase, p.ended_at, p.deleted});
       if (!p.deleted && !Terminal(p.phase)) {
         active += p.gpu_allocated;
         ++active_pods;
+      }
+      if (p.started_at && (!last_start || *p.started_at > *last_start))
+        last_start = p.started_at;
+    }
+    // Once every pod ended: the pods that still ran when the last of them
+    // started (a retried pod counts once, not once per attempt). From the
+    // rows, so it does not depend on which states this process saw.
+    int32_t ended_request = 0;
+    for (const PodRecord& p : pods) {
+      if (last_start && p.started_at && p.ended_at &&
+          *p.started_at <= *last_start && *p.ended_at >= *last_start) {
+        ended_request += p.gpu_allocated;
       }
     }
     WorkloadRecord w;
@@ -338,11 +351,15 @@ Status Controller::Impl::WriteWorkloads(const std::set<std::string>& uids) {
       w.status = "Deleted";
       if (!w.ended_at) w.ended_at = now;
     }
-    // What its pods request now; once they ended, what they requested last
-    // (from the store when this process never saw them run).
+    // What its pods request now; once they ended, what they requested
+    // together last (from their rows: a workload whose pods ended between
+    // two flushes, or before this process first saw them, counts them all),
+    // else what the store kept.
     int32_t& last = last_gpu_request[uid];
     if (active > 0) {
       last = active;
+    } else if (ended_request > 0) {
+      last = ended_request;
     } else if (last == 0 && read_stored()) {
       last = stored->gpu_request;
     }

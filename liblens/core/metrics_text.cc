@@ -57,6 +57,15 @@ Status ValidateLabelValue(std::string_view value) {
 }
 
 void AppendEscapedLabelValue(std::string_view value, std::string* out) {
+  // Label values reach here from the outside world (pod names from a log
+  // stream, ...): invalid UTF-8 or a NUL would make Prometheus refuse the
+  // whole scrape, so they are written as U+FFFD.
+  std::string sanitized;
+  if (FirstInvalidUtf8(value) != std::string_view::npos ||
+      value.find('\0') != std::string_view::npos) {
+    sanitized = ValidUtf8(value);
+    value = sanitized;
+  }
   for (char c : value) {
     if (c == '\\') {
       out->append("\\\\");

@@ -13,9 +13,10 @@ namespace lens {
 
 void AddFlowRoutes(HttpServer& http, const FlowMonitor& monitor) {
   http.Handle("GET", "/metrics",
-              [&monitor](const HttpRequest&, HttpResponse* r) {
+              [&monitor, &http](const HttpRequest&, HttpResponse* r) {
                 r->content_type = std::string(kPrometheusTextContentType);
                 r->body = monitor.RenderMetrics();
+                http.RenderMetrics(&r->body);
               });
   // A node can hold 65,536 sockets in the flow table: ?limit bounds the
   // answer.

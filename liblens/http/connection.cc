@@ -1,9 +1,11 @@
 // Non-blocking socket and TLS I/O for the HTTP server.
 #include "http/connection.h"
 
+#include <linux/sockios.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -114,6 +116,7 @@ IoResult Connection::Flush() {
       if (ret != 1) return SslResult(ret);
       ssl_wants_read_ = ssl_wants_write_ = false;
       out_off += n;
+      write_progress = Clock::now();
       continue;
     }
     const ssize_t n =
@@ -124,6 +127,7 @@ IoResult Connection::Flush() {
       return IoResult::kError;
     }
     out_off += static_cast<size_t>(n);
+    write_progress = Clock::now();
   }
   out.clear();
   out_off = 0;
@@ -152,13 +156,24 @@ uint32_t Connection::Interest() const {
   return events;
 }
 
+void NoteReaderProgress(Connection& c, Clock::time_point now) {
+  int unsent = 0;
+  if (::ioctl(c.fd, SIOCOUTQ, &unsent) != 0) return;
+  if (c.last_unsent >= 0 && unsent < c.last_unsent) c.write_progress = now;
+  c.last_unsent = unsent;
+}
+
 bool Waiting(const Connection& c) {
   return c.phase == Phase::kHandshake || c.phase == Phase::kHead ||
          c.phase == Phase::kBody || c.phase == Phase::kLinger;
 }
 
-std::optional<Stalled> StalledSince(const Connection& c,
-                                    Clock::time_point now) {
+std::optional<Stalled> StalledSince(const Connection& c, Clock::time_point now,
+                                    Clock::duration writer_grace) {
+  if (c.phase == Phase::kWrite) {
+    if (now - c.write_progress < writer_grace) return std::nullopt;
+    return Stalled{2, c.write_progress, c.id};
+  }
   if (!Waiting(c)) return std::nullopt;
   Stalled s{0, c.waiting_since, c.id};
   if (c.phase == Phase::kLinger) {

@@ -4,6 +4,7 @@
 #ifndef LENS_HTTP_CONNECTION_H_
 #define LENS_HTTP_CONNECTION_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -57,7 +58,7 @@ class Connection {
 
   // Appends up to `max` bytes to `in`.
   IoResult Read(size_t max);
-  // Writes from `out` at `out_off`.
+  // Writes from `out` at `out_off`; stamps `write_progress` when bytes went.
   IoResult Flush();
   // Advances the TLS handshake (kProgress when done).
   IoResult Handshake();
@@ -88,6 +89,21 @@ class Connection {
   Clock::time_point waiting_since;
   size_t request_bytes = 0;
   Clock::time_point request_start;
+  // When the response last moved (its start, bytes sent, or the reader
+  // taking bytes from the socket's queue): a reader that takes nothing for
+  // kWriterGrace can be evicted at a cap.
+  Clock::time_point write_progress;
+  int last_unsent = -1;  // the socket's send queue at the last look
+  // When the last bytes of the request came (a body that stops coming can
+  // be evicted to free the body budget).
+  Clock::time_point last_read;
+  // Set when the connection closes; a queued handler call for it is dropped
+  // before it runs (shared with the worker's task).
+  const std::shared_ptr<std::atomic<bool>> gone =
+      std::make_shared<std::atomic<bool>>(false);
+  // The body budget this request's body holds (released when its handler
+  // is done, or the connection closes first).
+  std::shared_ptr<void> body_reservation;
 
  private:
   IoResult SslResult(int ret);
@@ -103,7 +119,9 @@ bool Waiting(const Connection& c);
 // A connection that could be closed to make room, and how useless it is:
 // the lowest sorts first.
 struct Stalled {
-  int rank;  // 0: nothing sent or lingering, 1: kept alive idle, 2: partway
+  // 0: nothing sent or lingering; 1: kept alive idle; 2: a request partway
+  // in, or a response its reader does not take
+  int rank;
   Clock::time_point since;
   uint64_t id;
   bool operator<(const Stalled& o) const {
@@ -113,9 +131,22 @@ struct Stalled {
 // Set for a waiting connection that has made no request progress for the
 // grace period (kStallGrace): a client that connects and sends at once is
 // never taken for an idle one. Partway requests count from their first byte,
-// so trickling bytes (slowloris) does not keep one young.
+// so trickling bytes (slowloris) does not keep one young. A connection
+// writing a response is stalled when its reader took nothing for the grace
+// period: never-reading clients cannot hold a peer's slots.
 inline constexpr auto kStallGrace = std::chrono::milliseconds(200);
-std::optional<Stalled> StalledSince(const Connection& c, Clock::time_point now);
+// A reader is stalled after taking nothing for this long when a connection
+// of any client may be closed for the room (a steady reader of a large
+// answer may let a few hundred ms pass between takes).
+inline constexpr auto kWriterGrace = std::chrono::seconds(1);
+// Looks at the socket's send queue: a queue that shrank since the last look
+// is a reader taking bytes (stamps write_progress).
+void NoteReaderProgress(Connection& c, Clock::time_point now);
+// `writer_grace`: how long a reader may take nothing before its connection
+// counts as stalled (kWriterGrace where another client's download is at
+// stake, kStallGrace among one client's own connections at its cap).
+std::optional<Stalled> StalledSince(const Connection& c, Clock::time_point now,
+                                    Clock::duration writer_grace);
 
 }  // namespace lens::http
 

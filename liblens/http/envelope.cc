@@ -57,6 +57,17 @@ Status HttpServerOptions::Validate() const {
         std::to_string(max_connections) + "), got " +
         std::to_string(max_connections_per_peer));
   }
+  if (max_body_bytes_in_flight < max_body_bytes) {
+    return InvalidArgumentError("max_body_bytes_in_flight (" +
+                                std::to_string(max_body_bytes_in_flight) +
+                                ") must be at least max_body_bytes (" +
+                                std::to_string(max_body_bytes) + ")");
+  }
+  if (max_queued_requests < 1 || max_queued_requests > 65536) {
+    return InvalidArgumentError(
+        "max_queued_requests must be in 1..65536, got " +
+        std::to_string(max_queued_requests));
+  }
   return OkStatus();
 }
 

@@ -10,6 +10,7 @@
 #include <openssl/ssl.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -83,11 +84,16 @@ void EpollServer::Loop() {
       for (const auto& [id, c] : conns_)
         if (c->phase != Phase::kHandler && c->phase != Phase::kWrite)
           idle.push_back(id);
-      for (uint64_t id : idle) Close(id);
+      for (uint64_t id : idle) Close(id, CloseReason::kStopping);
     }
-    if (draining && (conns_.empty() || Clock::now() >= drain_until)) return;
-    const int n = ::epoll_wait(epoll_fd_, events.data(),
-                               static_cast<int>(events.size()), 50);
+    if (draining && (conns_.empty() || Clock::now() >= drain_until)) {
+      // Calls still queued for what is left are dropped, not run.
+      for (const auto& [id, c] : conns_) *c->gone = true;
+      return;
+    }
+    const int n =
+        ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
+                     ready_.empty() ? 50 : 0);
     for (int i = 0; i < n; ++i) {
       const uint64_t id = events[i].data.u64;
       if (id == kListenId) {
@@ -100,6 +106,7 @@ void EpollServer::Loop() {
         OnEvent(*it->second, events[i].events);
       }
     }
+    RunReady();
     const Clock::time_point now = Clock::now();
     if (now >= next_sweep) {
       Sweep(now);
@@ -125,6 +132,7 @@ void EpollServer::AcceptAll() {
             ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
         if (victim >= 0) ::close(victim);
         reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (rejected_no_fds_) rejected_no_fds_->Inc();
         LENS_LOG(WARN) << "http server: out of file descriptors; "
                           "refused a connection";
       }
@@ -151,7 +159,9 @@ void EpollServer::AcceptAll() {
     auto conn = std::make_unique<Connection>(fd, id, peer, ssl);
     conn->deadline = now + options_.read_timeout;
     conn->waiting_since = now;
+    conn->write_progress = now;
     ++per_peer_[peer];
+    if (accepted_) accepted_->Inc();
     Connection& c = *conn;
     conns_.emplace(id, std::move(conn));
     epoll_event ev{};
@@ -159,6 +169,7 @@ void EpollServer::AcceptAll() {
     ev.data.u64 = id;
     c.registered = ev.events;
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+    SetGauges();
   }
 }
 
@@ -168,15 +179,56 @@ void EpollServer::AcceptAll() {
 // are stalled). False when every candidate is busy with a request.
 bool EpollServer::Admit(const std::string& peer, Clock::time_point now) {
   if (static_cast<int>(conns_.size()) >= options_.max_connections &&
-      Evict(std::nullopt, 1, now) == 0) {
+      Evict(std::nullopt, 1, now) == 0 && !EvictFromHog()) {
+    if (rejected_at_total_cap_) rejected_at_total_cap_->Inc();
     return false;
   }
   auto it = per_peer_.find(peer);
   if (it == per_peer_.end() || it->second < options_.max_connections_per_peer)
     return true;
-  for (const auto& [id, c] : conns_)
-    if (c->peer == peer && http::Waiting(*c)) return true;
+  // A connection waiting for its request can be evicted once stalled (it
+  // becomes so after the grace period); one writing only when its reader
+  // has stalled already.
+  for (const auto& [id, c] : conns_) {
+    if (c->peer != peer) continue;
+    if (http::Waiting(*c)) return true;
+    if (c->phase == Phase::kWrite && http::StalledSince(*c, now, kStallGrace))
+      return true;
+  }
+  if (rejected_at_peer_cap_) rejected_at_peer_cap_->Inc();
   return false;
+}
+
+// At the total cap with nothing stalled yet: a client over its own cap (let
+// in while its other connections could still make room) gives up its oldest
+// connection that has sent nothing (the one that had the most time to), so a
+// burst from one address cannot hold every slot for the grace period.
+// Whether one was closed.
+bool EpollServer::EvictFromHog() {
+  const std::string* hog = nullptr;
+  int most = options_.max_connections_per_peer;
+  for (const auto& [peer, count] : per_peer_) {
+    if (count > most) {
+      most = count;
+      hog = &peer;
+    }
+  }
+  if (hog == nullptr) return false;
+  const Connection* oldest = nullptr;
+  for (const auto& [id, c] : conns_) {
+    if (c->peer != *hog || c->served || c->request_bytes != 0 ||
+        (c->phase != Phase::kHead && c->phase != Phase::kHandshake)) {
+      continue;
+    }
+    // Bytes in its socket not read yet: a request on its way, not an idle
+    // connection.
+    int pending = 0;
+    if (::ioctl(c->fd, FIONREAD, &pending) != 0 || pending > 0) continue;
+    if (oldest == nullptr || c->id < oldest->id) oldest = c.get();
+  }
+  if (oldest == nullptr) return false;
+  Close(oldest->id, CloseReason::kEvicted);
+  return true;
 }
 
 // Closes up to `n` stalled connections (of `peer`, or of anyone), the most
@@ -186,12 +238,23 @@ size_t EpollServer::Evict(const std::optional<std::string>& peer, size_t n,
   std::vector<http::Stalled> stalled;
   for (const auto& [id, c] : conns_) {
     if (peer && c->peer != *peer) continue;
-    if (auto s = http::StalledSince(*c, now)) stalled.push_back(*s);
+    if (c->phase == Phase::kWrite) http::NoteReaderProgress(*c, now);
+    // Among its own connections a client's stalled reader goes sooner.
+    auto s = http::StalledSince(
+        *c, now, peer ? Clock::duration(kStallGrace) : kWriterGrace);
+    if (!s) continue;
+    if (c->phase != Phase::kWrite && c->phase != Phase::kLinger) {
+      // Its request is in the socket, not read yet (the loop was busy): not
+      // an idle client.
+      int pending = 0;
+      if (::ioctl(c->fd, FIONREAD, &pending) != 0 || pending > 0) continue;
+    }
+    stalled.push_back(*s);
   }
   n = std::min(n, stalled.size());
   std::partial_sort(stalled.begin(), stalled.begin() + static_cast<long>(n),
                     stalled.end());
-  for (size_t i = 0; i < n; ++i) Close(stalled[i].id);
+  for (size_t i = 0; i < n; ++i) Close(stalled[i].id, CloseReason::kEvicted);
   return n;
 }
 
@@ -210,11 +273,18 @@ void EpollServer::TrimPeers(Clock::time_point now) {
 
 void EpollServer::Sweep(Clock::time_point now) {
   std::vector<uint64_t> expired;
-  for (const auto& [id, c] : conns_)
+  for (const auto& [id, c] : conns_) {
+    if (c->phase == Phase::kWrite) http::NoteReaderProgress(*c, now);
     if (c->phase != Phase::kHandler && now >= c->deadline)
       expired.push_back(id);
+  }
   for (uint64_t id : expired) {
     Connection& c = *conns_.at(id);
+    CloseReason why = CloseReason::kReadTimeout;
+    if (c.phase == Phase::kWrite) why = CloseReason::kWriteTimeout;
+    if (c.phase == Phase::kLinger) why = CloseReason::kDone;
+    if (c.phase == Phase::kHead && c.request_bytes == 0 && c.served)
+      why = CloseReason::kIdleTimeout;
     if (!tls_ && ((c.phase == Phase::kHead && c.request_bytes > 0) ||
                   c.phase == Phase::kBody)) {
       // Best effort: tell an honest slow client why.
@@ -225,18 +295,22 @@ void EpollServer::Sweep(Clock::time_point now) {
                      false);
       (void)!::send(c.fd, bytes.data(), bytes.size(),
                     MSG_NOSIGNAL | MSG_DONTWAIT);
+      CountRefused(408);
     }
-    Close(id);
+    Close(id, why);
   }
 }
 
-void EpollServer::Close(uint64_t id) {
+void EpollServer::Close(uint64_t id, CloseReason why) {
   auto it = conns_.find(id);
   if (it == conns_.end()) return;
+  *it->second->gone = true;
+  if (auto& c = closed_[static_cast<int>(why)]) c->Inc();
   auto peer = per_peer_.find(it->second->peer);
   if (peer != per_peer_.end() && --peer->second <= 0) per_peer_.erase(peer);
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second->fd, nullptr);
   conns_.erase(it);
+  SetGauges();
 }
 
 void EpollServer::UpdateInterest(Connection& c) {

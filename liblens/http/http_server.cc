@@ -79,82 +79,117 @@ void EpollServer::HandlePattern(std::string method, std::string pattern,
 }
 
 void EpollServer::OnEvent(Connection& c, uint32_t events) {
-  const uint64_t id = c.id;
-  if (events & (EPOLLERR | EPOLLHUP)) return Close(id);
-  if (c.phase == Phase::kWrite || c.pending_output()) {
-    OnWritable(c);
-    if (!conns_.count(id)) return;  // closed
+  if (events & (EPOLLERR | EPOLLHUP)) {
+    // After a lingering close the peer's FIN is the expected end.
+    return Close(c.id, c.phase == Phase::kLinger ? CloseReason::kDone
+                                                 : CloseReason::kPeer);
   }
-  if (c.phase != Phase::kWrite && c.phase != Phase::kHandler) OnReadable(c);
+  Pump(c);
 }
 
-void EpollServer::OnReadable(Connection& c) {
+void EpollServer::Pump(Connection& c) {
   const uint64_t id = c.id;
-  if (c.phase == Phase::kHandshake) {
-    if (c.request_bytes == 0) {
-      c.request_bytes = 1;  // handshake bytes came (OpenSSL reads them)
-      c.request_start = Clock::now();
+  for (int step = 0; step < kTurnSteps; ++step) {
+    switch (c.phase) {
+      case Phase::kHandler:
+        return UpdateInterest(c);
+      case Phase::kHandshake: {
+        if (c.request_bytes == 0) {
+          c.request_bytes = 1;  // handshake bytes came (OpenSSL reads them)
+          c.request_start = Clock::now();
+        }
+        const IoResult r = c.Handshake();
+        if (r == IoResult::kClosed || r == IoResult::kError)
+          return Close(id, CloseReason::kPeer);
+        if (r == IoResult::kWouldBlock) return UpdateInterest(c);
+        c.phase = Phase::kHead;
+        continue;
+      }
+      case Phase::kWrite: {
+        const IoResult r = c.Flush();
+        if (r == IoResult::kError || r == IoResult::kClosed)
+          return Close(id, CloseReason::kPeer);
+        if (r == IoResult::kWouldBlock) return UpdateInterest(c);
+        if (!FinishResponse(c)) return;
+        continue;
+      }
+      case Phase::kLinger: {
+        const IoResult r = c.Read(kReadChunk);
+        c.in.clear();
+        if (r == IoResult::kWouldBlock) return UpdateInterest(c);
+        if (r != IoResult::kProgress) return Close(id, CloseReason::kDone);
+        continue;
+      }
+      case Phase::kHead:
+      case Phase::kBody: {
+        if (c.pending_output()) {  // "100 Continue"
+          const IoResult r = c.Flush();
+          if (r == IoResult::kError || r == IoResult::kClosed)
+            return Close(id, CloseReason::kPeer);
+        }
+        const Moved moved = Advance(c);
+        if (moved == Moved::kClosed) return;
+        if (moved == Moved::kYes) continue;
+        // Only what the request in progress still needs is read: requests
+        // pipelined behind it stay in the socket (at most one read's worth
+        // is read ahead).
+        const IoResult r = ReadMore(c);
+        if (r == IoResult::kWouldBlock) return UpdateInterest(c);
+        if (r != IoResult::kProgress) return Close(id, CloseReason::kPeer);
+        continue;
+      }
     }
-    const IoResult r = c.Handshake();
-    if (r == IoResult::kClosed || r == IoResult::kError) return Close(id);
-    if (r == IoResult::kWouldBlock) return UpdateInterest(c);
-    c.phase = Phase::kHead;
   }
-  // A bounded number of reads per event, so one fast sender cannot hold the
-  // loop (epoll reports the rest next time).
-  for (int reads = 0;
-       reads < 64 && (c.phase == Phase::kHead || c.phase == Phase::kBody ||
-                      c.phase == Phase::kLinger);
-       ++reads) {
-    const size_t before = c.in.size();
-    const IoResult r = c.Read(kReadChunk);
-    if (r == IoResult::kWouldBlock) break;
-    if (r != IoResult::kProgress) return Close(id);
-    if (c.phase == Phase::kLinger) {
-      c.in.clear();
-      continue;
-    }
-    if (c.request_bytes == 0) {
-      // The first bytes of a request: on a kept-alive connection its read
-      // deadline starts now (a new one's runs from the accept).
-      c.request_start = Clock::now();
-      if (c.served) c.deadline = c.request_start + options_.read_timeout;
-    }
-    c.request_bytes += c.in.size() - before;
-    Advance(c);
-    if (!conns_.count(id)) return;
-  }
+  ready_.push_back(id);
   UpdateInterest(c);
 }
 
+IoResult EpollServer::ReadMore(Connection& c) {
+  const size_t before = c.in.size();
+  const IoResult r = c.Read(kReadChunk);
+  if (r != IoResult::kProgress) return r;
+  c.last_read = Clock::now();
+  if (c.request_bytes == 0) {
+    // The first bytes of a request: on a kept-alive connection its read
+    // deadline starts now (a new one's runs from the accept).
+    c.request_start = Clock::now();
+    if (c.served) c.deadline = c.request_start + options_.read_timeout;
+  }
+  c.request_bytes += c.in.size() - before;
+  return r;
+}
+
 // Moves a connection on with the bytes it has: head, then body, then handler.
-void EpollServer::Advance(Connection& c) {
+EpollServer::Moved EpollServer::Advance(Connection& c) {
   if (c.phase == Phase::kHead) {
-    if (c.in.empty()) return;
+    if (c.in.empty()) return Moved::kNeedBytes;
     auto scan = c.scanner.Scan(&c.in, limits_);
     if (auto* e = std::get_if<http::ParseError>(&scan)) {
-      CountAnswer("unrouted", e->status);
-      return RespondNow(c, ErrorBytes(e->status, e->message, false), true);
+      CountRefused(e->status);
+      RespondNow(c, ErrorBytes(e->status, e->message, false), true);
+      return Moved::kYes;
     }
     const size_t head_bytes = std::get<size_t>(scan);
-    if (head_bytes == 0) return;
+    if (head_bytes == 0) return Moved::kNeedBytes;
     auto parsed =
         http::ParseHead(std::string_view(c.in).substr(0, head_bytes), limits_);
     c.in.erase(0, head_bytes);
     if (auto* e = std::get_if<http::ParseError>(&parsed)) {
-      CountAnswer("unrouted", e->status);
-      return RespondNow(c, ErrorBytes(e->status, e->message, false), true);
+      CountRefused(e->status);
+      RespondNow(c, ErrorBytes(e->status, e->message, false), true);
+      return Moved::kYes;
     }
     c.head = std::move(std::get<http::RequestHead>(parsed));
     OnHead(c);
-    return;
+    return Moved::kYes;
   }
-  if (c.phase == Phase::kBody && c.in.size() >= c.head.content_length)
+  if (c.phase == Phase::kBody && c.in.size() >= c.head.content_length) {
     Dispatch(c);
+    return Moved::kYes;
+  }
+  return Moved::kNeedBytes;
 }
 
-// Auth and routing as soon as the head is in: a request that will be refused
-// never has its body read.
 void EpollServer::OnHead(Connection& c) {
   const http::RequestHead& h = c.head;
   const bool has_body = h.content_length > 0;
@@ -168,7 +203,7 @@ void EpollServer::OnHead(Connection& c) {
                                            : "invalid bearer token",
                    &r);
       r.headers.emplace_back("WWW-Authenticate", "Bearer");
-      CountAnswer("unrouted", 401);
+      CountRefused(401);
       const bool keep = h.keep_alive && !has_body;
       return RespondNow(c, Serialize(r, h.method == "HEAD", keep), !keep);
     }
@@ -211,7 +246,7 @@ void EpollServer::OnHead(Connection& c) {
   c.head_only = h.method == "HEAD";
   if (c.handler == nullptr) {
     const bool keep = h.keep_alive && !has_body;
-    CountAnswer("unrouted", allow.empty() ? 404 : 405);
+    CountRefused(allow.empty() ? 404 : 405);
     if (allow.empty()) {
       return RespondNow(
           c, ErrorBytes(404, "no such path: " + h.path, keep, c.head_only),
@@ -225,12 +260,26 @@ void EpollServer::OnHead(Connection& c) {
     r.headers.emplace_back("Allow", allow);
     return RespondNow(c, Serialize(r, c.head_only, keep), !keep);
   }
-  c.phase = Phase::kBody;
-  if (has_body && h.expect_continue && c.in.size() < h.content_length) {
-    c.out += "HTTP/1.1 100 Continue\r\n\r\n";
-    if (c.Flush() == IoResult::kError) return Close(c.id);
+  if (has_body) {
+    c.body_reservation = ReserveBody(c.peer, h.content_length);
+    if (!c.body_reservation && EvictStalledBodies(c.id) > 0)
+      c.body_reservation = ReserveBody(c.peer, h.content_length);
+    if (!c.body_reservation) {
+      CountAnswer("unrouted", 503);
+      if (auto& n = refused_[static_cast<int>(Refusal::kBodiesInFlight)])
+        n->Inc();
+      c.handler.reset();
+      HttpResponse r;
+      RespondError(503, "too many request bodies in flight; retry shortly", &r);
+      r.headers.emplace_back("Retry-After", "1");
+      return RespondNow(c, Serialize(r, c.head_only, false), true);
+    }
+    // One allocation of the body's size: appending would double it.
+    c.in.reserve(h.content_length);
   }
-  Advance(c);
+  c.phase = Phase::kBody;
+  if (has_body && h.expect_continue && c.in.size() < h.content_length)
+    c.out += "HTTP/1.1 100 Continue\r\n\r\n";  // Pump() writes it
 }
 
 void EpollServer::Dispatch(Connection& c) {
@@ -245,17 +294,40 @@ void EpollServer::Dispatch(Connection& c) {
   req.path = std::move(c.head.path);
   req.query = std::move(c.head.query);
   req.headers = std::move(c.head.headers);
-  req.body = c.in.substr(0, c.head.content_length);
-  c.in.erase(0, c.head.content_length);
+  if (c.in.size() == c.head.content_length) {
+    req.body = std::move(c.in);
+    c.in = std::string();
+  } else {
+    req.body = c.in.substr(0, c.head.content_length);
+    // What follows (a pipelined request) in a buffer of its own size: the
+    // body's capacity is not kept for the connection's life.
+    c.in = c.in.substr(c.head.content_length);
+  }
   req.remote_addr = c.peer;
   req.path_params = std::move(c.path_params);
+  task.gone = c.gone;
+  task.body_reservation = std::move(c.body_reservation);
+  WorkerPool& pool = priority_paths_.count(req.path) ? priority_ : workers_;
+  if (!pool.Push(task)) {
+    // Full: answered at once, so a burst costs a bounded queue and the
+    // client knows when to come back.
+    CountRefused(503);
+    HttpResponse r;
+    RespondError(503, "server busy: too many requests waiting; retry shortly",
+                 &r);
+    r.headers.emplace_back("Retry-After", "1");
+    return RespondNow(c, Serialize(r, task.head_only, task.keep_alive),
+                      !task.keep_alive);
+  }
   c.phase = Phase::kHandler;
-  UpdateInterest(c);
-  (priority_paths_.count(req.path) ? priority_ : workers_)
-      .Push(std::move(task));
+  SetGauges();
 }
 
 void EpollServer::RunTask(Task task) {
+  if (task.gone && task.gone->load()) {
+    if (dropped_) dropped_->Inc();
+    return;  // the client went away while the call waited
+  }
   HttpResponse out;
   const auto started = std::chrono::steady_clock::now();
   try {
@@ -270,6 +342,10 @@ void EpollServer::RunTask(Task task) {
       task.route, out.status,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
           .count());
+  // The body's budget is free before the loop hears of the answer (it may
+  // take the next body of the same client at once).
+  task.request.body = std::string();
+  task.body_reservation.reset();
   const bool keep = task.keep_alive && !stopping_;
   Done done{task.conn_id, Serialize(out, task.head_only, keep), !keep};
   {
@@ -286,11 +362,20 @@ void EpollServer::OnCompletions() {
     std::lock_guard lock(done_mu_);
     done.swap(done_);
   }
+  SetGauges();
   for (Done& d : done) {
     auto it = conns_.find(d.conn_id);
     if (it == conns_.end()) continue;  // the client went away
     RespondNow(*it->second, std::move(d.bytes), d.close);
+    Pump(*it->second);
   }
+}
+
+void EpollServer::RunReady() {
+  std::vector<uint64_t> ready;
+  ready.swap(ready_);
+  for (uint64_t id : ready)
+    if (auto it = conns_.find(id); it != conns_.end()) Pump(*it->second);
 }
 
 void EpollServer::AddMetrics(Registry* registry) {
@@ -305,6 +390,120 @@ void EpollServer::AddMetrics(Registry* registry) {
   // refused the names (AlreadyExists) and counts nothing.
   if (requests.ok()) requests_ = *requests;
   if (durations.ok()) durations_ = *durations;
+  // The family's one child for `label` (created now, so it shows as 0).
+  auto child = [](const auto& family, std::string_view label) {
+    using Ptr = std::remove_reference_t<decltype(*(*family)->WithLabels({}))>;
+    if (!family.ok()) return Ptr();
+    auto c = (*family)->WithLabels({label});
+    return c.ok() ? *c : Ptr();
+  };
+  if (auto a = registry->AddCounter("lens_http_connections_accepted_total",
+                                    "HTTP connections accepted.");
+      a.ok()) {
+    accepted_ = *a;
+  }
+  static constexpr const char* kCloseReasons[] = {
+      "peer",          "done",    "idle_timeout", "read_timeout",
+      "write_timeout", "evicted", "stopping"};
+  auto closed = registry->AddCounterFamily(
+      "lens_http_connections_closed_total",
+      "HTTP connections closed, by reason: peer (the client closed or reset), "
+      "done (answered with Connection: close), idle_timeout, read_timeout, "
+      "write_timeout, evicted (stalled, closed to make room at a cap), "
+      "stopping.",
+      {"reason"});
+  for (int i = 0; i < static_cast<int>(CloseReason::kCount); ++i)
+    closed_[i] = child(closed, kCloseReasons[i]);
+  auto rejected = registry->AddCounterFamily(
+      "lens_http_connections_rejected_total",
+      "HTTP connections refused at accept, by cap: max_connections, "
+      "max_connections_per_peer, file_descriptors.",
+      {"reason"});
+  rejected_at_total_cap_ = child(rejected, "max_connections");
+  rejected_at_peer_cap_ = child(rejected, "max_connections_per_peer");
+  rejected_no_fds_ = child(rejected, "file_descriptors");
+  static constexpr const char* kRefusals[] = {
+      "malformed",          "unauthorized",    "not_found",
+      "method_not_allowed", "timeout",         "length_required",
+      "body_too_large",     "uri_too_long",    "headers_too_large",
+      "queue_full",         "bodies_in_flight"};
+  auto refused = registry->AddCounterFamily(
+      "lens_http_requests_refused_total",
+      "HTTP requests answered before any handler ran, by reason (4xx, and 503 "
+      "when the handler queue was full).",
+      {"reason"});
+  for (int i = 0; i < static_cast<int>(Refusal::kCount); ++i)
+    refused_[i] = child(refused, kRefusals[i]);
+  if (auto d = registry->AddCounter(
+          "lens_http_requests_dropped_total",
+          "Queued HTTP requests dropped because the client had gone before "
+          "their handler ran.");
+      d.ok()) {
+    dropped_ = *d;
+  }
+  if (auto o = registry->AddGauge("lens_http_connections",
+                                  "HTTP connections open now.");
+      o.ok()) {
+    open_ = *o;
+  }
+  auto queued = registry->AddGaugeFamily(
+      "lens_http_queued_requests",
+      "HTTP requests waiting for a handler thread, by pool (workers, or "
+      "priority: the thread reserved for scrapes and liveness).",
+      {"pool"});
+  queued_workers_ = child(queued, "workers");
+  queued_priority_ = child(queued, "priority");
+  workers_.SetDepthGauge(queued_workers_);
+  priority_.SetDepthGauge(queued_priority_);
+}
+
+size_t EpollServer::EvictStalledBodies(uint64_t except) {
+  // Bodies that stopped coming hold budget others could use: those whose
+  // last bytes came longer than the grace ago go, oldest first.
+  const Clock::time_point now = Clock::now();
+  std::vector<std::pair<Clock::time_point, uint64_t>> stalled;
+  for (const auto& [id, c] : conns_) {
+    if (id == except || c->phase != Phase::kBody || !c->body_reservation)
+      continue;
+    const Clock::time_point last = std::max(c->last_read, c->request_start);
+    if (now - last >= kWriterGrace) stalled.emplace_back(last, id);
+  }
+  std::sort(stalled.begin(), stalled.end());
+  for (const auto& [since, id] : stalled) Close(id, CloseReason::kEvicted);
+  return stalled.size();
+}
+
+std::shared_ptr<void> EpollServer::ReserveBody(const std::string& peer,
+                                               size_t bytes) {
+  const size_t per_peer =
+      std::max(options_.max_body_bytes_in_flight / 2, options_.max_body_bytes);
+  {
+    std::lock_guard lock(body_mu_);
+    size_t& mine = body_by_peer_[peer];
+    if (body_bytes_ + bytes > options_.max_body_bytes_in_flight ||
+        mine + bytes > per_peer) {
+      if (mine == 0) body_by_peer_.erase(peer);
+      return nullptr;
+    }
+    body_bytes_ += bytes;
+    mine += bytes;
+  }
+  // Not null (a null one reads as "refused"); the deleter only accounts.
+  return std::shared_ptr<void>(this, [this, peer, bytes](void*) {
+    std::lock_guard lock(body_mu_);
+    body_bytes_ -= bytes;
+    auto it = body_by_peer_.find(peer);
+    if (it != body_by_peer_.end() && (it->second -= bytes) == 0)
+      body_by_peer_.erase(it);
+  });
+}
+
+void EpollServer::RenderMetrics(std::string* out) const {
+  if (own_metrics_) own_metrics_->RenderTo(out);
+}
+
+void EpollServer::SetGauges() {
+  if (open_) open_->Set(static_cast<double>(conns_.size()));
 }
 
 void EpollServer::CountAnswer(const std::string& route, int status,
@@ -319,27 +518,63 @@ void EpollServer::CountAnswer(const std::string& route, int status,
   }
 }
 
+void EpollServer::CountRefused(int status) {
+  CountAnswer("unrouted", status);
+  Refusal why;
+  switch (status) {
+    case 401:
+      why = Refusal::kUnauthorized;
+      break;
+    case 404:
+      why = Refusal::kNotFound;
+      break;
+    case 405:
+      why = Refusal::kMethodNotAllowed;
+      break;
+    case 408:
+      why = Refusal::kTimeout;
+      break;
+    case 411:
+      why = Refusal::kLengthRequired;
+      break;
+    case 413:
+      why = Refusal::kBodyTooLarge;
+      break;
+    case 414:
+      why = Refusal::kLineTooLong;
+      break;
+    case 431:
+      why = Refusal::kHeadersTooLarge;
+      break;
+    case 503:
+      why = Refusal::kQueueFull;
+      break;
+    default:
+      why = Refusal::kMalformed;
+      break;
+  }
+  if (auto& c = refused_[static_cast<int>(why)]) c->Inc();
+}
+
 void EpollServer::RespondNow(Connection& c, std::string bytes, bool close) {
   c.out += bytes;
   c.close_after_write = close;
   c.phase = Phase::kWrite;
-  c.deadline = Clock::now() + options_.write_timeout;
-  OnWritable(c);
+  const Clock::time_point now = Clock::now();
+  c.deadline = now + options_.write_timeout;
+  c.write_progress = now;
 }
 
-void EpollServer::OnWritable(Connection& c) {
-  const IoResult r = c.Flush();
-  if (r == IoResult::kError || r == IoResult::kClosed) return Close(c.id);
-  if (r == IoResult::kProgress && c.phase == Phase::kWrite)
-    return AfterResponse(c);
-  UpdateInterest(c);
-}
-
-void EpollServer::AfterResponse(Connection& c) {
-  const uint64_t id = c.id;
-  if (stopping_) return Close(id);
+bool EpollServer::FinishResponse(Connection& c) {
+  if (stopping_) {
+    Close(c.id, CloseReason::kStopping);
+    return false;
+  }
   if (c.close_after_write) {
-    if (tls_) return Close(c.id);
+    if (tls_) {
+      Close(c.id, CloseReason::kDone);
+      return false;
+    }
     // Lingering close: the client may still be sending a body we refused;
     // closing with unread bytes would reset the connection before it reads
     // the answer.
@@ -347,7 +582,7 @@ void EpollServer::AfterResponse(Connection& c) {
     c.phase = Phase::kLinger;
     c.in.clear();
     c.deadline = Clock::now() + kLinger;
-    return OnReadable(c);
+    return true;
   }
   const Clock::time_point now = Clock::now();
   c.phase = Phase::kHead;
@@ -360,10 +595,7 @@ void EpollServer::AfterResponse(Connection& c) {
   c.request_bytes = c.in.size();
   c.request_start = now;
   if (!c.in.empty()) c.deadline = now + options_.read_timeout;
-  Advance(c);  // a pipelined request already read
-  auto it = conns_.find(id);
-  if (it != conns_.end() && it->second->phase == Phase::kHead)
-    OnReadable(*it->second);
+  return true;
 }
 
 }  // namespace http

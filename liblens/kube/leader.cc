@@ -55,11 +55,17 @@ struct LeaseRecord {
   int64_t transitions = 0;
 };
 
-LeaseRecord ParseLease(const std::string& body) {
+// A Lease as the API server returned it. An answer that is not a Lease
+// object with a resourceVersion is an error: writing after it would have to
+// write without one, overwriting whatever another replica holds.
+StatusOr<LeaseRecord> ParseLease(const std::string& body) {
   LeaseRecord r;
   rapidjson::Document doc;
   doc.Parse(body.data(), body.size());
-  if (!doc.IsObject()) return r;
+  if (!doc.IsObject()) {
+    return UnavailableError(
+        "lease: the API server's answer is not a JSON object");
+  }
   auto text = [](const rapidjson::Value* v) {
     return v && v->IsString() ? std::string(v->GetString()) : std::string();
   };
@@ -67,6 +73,11 @@ LeaseRecord ParseLease(const std::string& body) {
     if (meta->IsObject()) {
       r.resource_version = text(JsonMember(*meta, "resourceVersion"));
     }
+  }
+  if (r.resource_version.empty()) {
+    return UnavailableError(
+        "lease: the API server's answer has no "
+        "metadata.resourceVersion");
   }
   const rapidjson::Value* spec = JsonMember(doc, "spec");
   if (!spec || !spec->IsObject()) return r;
@@ -161,13 +172,13 @@ struct KubeLeaderElector::Impl {
       if (made.status != 201 && made.status != 200) {
         return KubeError("POST", client->server(), collection, made);
       }
-      observed = ParseLease(made.body);
+      LENS_ASSIGN_OR_RETURN(observed, ParseLease(made.body));
       observed_at = Clock::now();
       return true;
     }
     if (got.status != 200)
       return KubeError("GET", client->server(), Path(), got);
-    LeaseRecord current = ParseLease(got.body);
+    LENS_ASSIGN_OR_RETURN(LeaseRecord current, ParseLease(got.body));
     if (current.holder != observed.holder ||
         current.renew_time != observed.renew_time ||
         current.resource_version != observed.resource_version) {
@@ -195,7 +206,14 @@ struct KubeLeaderElector::Impl {
     if (put.status == 409) return false;  // someone wrote first
     if (put.status != 200)
       return KubeError("PUT", client->server(), Path(), put);
-    observed = ParseLease(put.body);
+    auto written = ParseLease(put.body);
+    if (!written.ok()) {
+      // Written, but what was written is unknown: the next round reads it
+      // again before any other write.
+      observed = LeaseRecord();
+      return written.status();
+    }
+    observed = std::move(*written);
     observed_at = Clock::now();
     return true;
   }
@@ -204,7 +222,8 @@ struct KubeLeaderElector::Impl {
   // for it to expire.
   void Release() {
     LeaseRecord next = observed;
-    if (next.holder != options.identity) return;
+    if (next.holder != options.identity || next.resource_version.empty())
+      return;
     next.holder.clear();
     next.duration_seconds = 1;
     next.renew_time = MicroTime(std::chrono::system_clock::now());

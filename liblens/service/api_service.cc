@@ -10,6 +10,7 @@
 #include "lens/metrics.h"
 #include "lens/store.h"
 #include "service/insight_metrics.h"
+#include "service/readiness.h"
 
 namespace lens {
 namespace {
@@ -45,6 +46,8 @@ struct ApiService::Impl {
   // after the server in any case.
   service::InsightGauges insights;
   std::unique_ptr<ApiClusters> clusters;  // outlives the server
+  // Checks the store on a thread of its own; /readyz reads the result.
+  std::unique_ptr<service::Readiness> readiness;
   std::unique_ptr<HttpServer> http;
   std::mutex stop_mu;
   bool stopped = false;  // GUARDED_BY(stop_mu)
@@ -95,17 +98,19 @@ StatusOr<std::unique_ptr<ApiService>> ApiService::Start(
     r->body = "ok\n";
   });
   // Ready while the store answers: a load balancer sends no one to a
-  // replica whose database is gone.
+  // replica whose database is gone. The query runs on the checker's thread
+  // every 5 s; a check that hangs reads as not ready after 15 s.
+  s.readiness = std::make_unique<service::Readiness>(
+      [store = s.store.get()]() -> Status {
+        auto schema = store->GetSchemaStatus();
+        return schema.ok() ? OkStatus() : schema.status().WithContext("store");
+      },
+      std::chrono::seconds(5), std::chrono::seconds(15));
   s.http->Handle("GET", "/readyz", [impl](const HttpRequest&, HttpResponse* r) {
-    r->content_type = "text/plain";
-    auto schema = impl->store->GetSchemaStatus();
-    if (!schema.ok()) {
-      r->status = 503;
-      r->body = "store: " + schema.status().message() + "\n";
-      return;
-    }
-    r->body = "ok\n";
+    impl->readiness->Respond(r);
   });
+  s.readiness->CheckNow();
+  s.readiness->Start();
   LENS_RETURN_IF_ERROR(s.http->Start());
   LENS_RETURN_IF_ERROR(s.insights.Start(s.store.get(), s.series.get()));
   return service;
@@ -116,6 +121,7 @@ void ApiService::Stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
   if (impl_->http) impl_->http->Stop();
+  if (impl_->readiness) impl_->readiness->Stop();
   impl_->insights.Stop();  // before the store and the series go
 }
 

@@ -144,6 +144,7 @@ StatusOr<std::unique_ptr<ControllerService>> ControllerService::Start(
                    r->body = cluster::RenderControllerMetrics(
                        impl->controller->Stats(),
                        impl->elector ? impl->elector->transitions() : 0);
+                   impl->http->RenderMetrics(&r->body);
                  });
   LENS_RETURN_IF_ERROR(s.http->Start());
   if (s.elector) {

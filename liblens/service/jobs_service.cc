@@ -156,6 +156,7 @@ StatusOr<std::unique_ptr<JobsService>> JobsService::Start(
                    r->content_type = std::string(kPrometheusTextContentType);
                    r->body = impl->events->RenderMetrics();
                    if (impl->jobs) r->body += impl->jobs->RenderMetrics();
+                   impl->http->RenderMetrics(&r->body);
                  });
   s.http->Handle("GET", "/healthz", [](const HttpRequest&, HttpResponse* r) {
     r->content_type = "text/plain";

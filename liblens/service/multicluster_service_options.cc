@@ -77,7 +77,9 @@ StatusOr<MultiClusterServiceOptions> MultiClusterServiceOptionsFromConfig(
   o.http.tls_key_file = c.tls_key_file;
   // Prometheus and the kubelet's probes: nothing else calls it.
   o.http.threads = 1;
-  o.http.max_connections = 64;
+  // One address cannot take every slot from the scraper: a fraction each.
+  o.http.max_connections = 256;
+  o.http.max_connections_per_peer = 32;
   LENS_RETURN_IF_ERROR(o.Validate());
   return o;
 }

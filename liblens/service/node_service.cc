@@ -61,6 +61,7 @@ StatusOr<std::unique_ptr<NodeService>> NodeService::Start(
     s.agent->SetMetricsAppender(
         [impl = &s, roots = options.roots](std::string* out) {
           impl->health->RenderMetrics(out);
+          impl->agent_http->RenderMetrics(out);
           if (impl->tracker) {
             service::RenderPlacementMetrics(roots, impl->tracker->Containers(),
                                             out);

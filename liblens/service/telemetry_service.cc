@@ -2,6 +2,7 @@
 // routes, from one options struct.
 #include "lens/telemetry_service.h"
 
+#include <algorithm>
 #include <charconv>
 #include <mutex>
 
@@ -76,7 +77,7 @@ StatusOr<TelemetryServiceOptions> TelemetryServiceOptionsFromConfig(
   o.http.tls_key_file = c.tls_key_file;
   TelemetryOptions& t = o.telemetry;
   t.max_body_bytes = c.max_request_bytes;
-  t.max_uncompressed_bytes = c.max_request_bytes * 8;
+  t.max_uncompressed_bytes = c.max_request_bytes * 4;
   std::string forward_token;
   if (!c.forward_token_file.empty()) {
     LENS_ASSIGN_OR_RETURN(forward_token,
@@ -147,13 +148,17 @@ StatusOr<std::unique_ptr<TelemetryService>> TelemetryService::Start(
                                          options.telemetry, s.store.get()));
   HttpServerOptions http = options.http;
   http.max_body_bytes = options.telemetry.max_body_bytes;
+  http.max_body_bytes_in_flight =
+      std::max(http.max_body_bytes_in_flight, 2 * http.max_body_bytes);
   LENS_ASSIGN_OR_RETURN(s.http, HttpServer::Create(http));
   TelemetryProcessor* processor = s.processor.get();
   AddTelemetryRoutes(processor, s.http.get());
+  HttpServer* server = s.http.get();
   s.http->Handle("GET", "/metrics",
-                 [processor](const HttpRequest&, HttpResponse* r) {
+                 [processor, server](const HttpRequest&, HttpResponse* r) {
                    r->content_type = std::string(kPrometheusTextContentType);
                    r->body = processor->RenderMetrics();
+                   server->RenderMetrics(&r->body);
                  });
   for (const char* path : {"/healthz", "/readyz"}) {
     s.http->Handle("GET", path, [](const HttpRequest&, HttpResponse* r) {

@@ -32,7 +32,9 @@ StatusOr<TunerServiceOptions> TunerServiceOptionsFromConfig(
   o.http.tls_key_file = c.tls_key_file;
   // Prometheus and a probe: nothing else talks to a node's tuner.
   o.http.threads = 1;
-  o.http.max_connections = 64;
+  // One address cannot take every slot from the scraper: a fraction each.
+  o.http.max_connections = 256;
+  o.http.max_connections_per_peer = 32;
   LENS_RETURN_IF_ERROR(o.Validate());
   return o;
 }

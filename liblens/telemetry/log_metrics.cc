@@ -30,8 +30,9 @@ std::string Bound(double b) {
 
 }  // namespace
 
-LogMetrics::LogMetrics(size_t max_nodes)
+LogMetrics::LogMetrics(size_t max_nodes, size_t max_workloads)
     : max_nodes_(max_nodes),
+      max_workloads_(std::max<size_t>(max_workloads, 1)),
       buckets_(std::make_shared<const std::vector<double>>(
           std::begin(kLatencyBuckets), std::end(kLatencyBuckets))) {}
 
@@ -53,7 +54,21 @@ void LogMetrics::Update(const WorkloadLabels& workload,
   if (ended_.find(workload.uid) != ended_.end()) return;
   auto [it, added] = workloads_.try_emplace(workload.uid);
   Latest& l = it->second;
-  if (added) l.labels = workload;
+  if (added) {
+    l.labels = workload;
+    if (workloads_.size() > max_workloads_) {
+      // At the cap: the one seen least recently ends (a scan of at most
+      // max_workloads, only when a new workload arrives at the cap).
+      auto oldest = workloads_.end();
+      for (auto w = workloads_.begin(); w != workloads_.end(); ++w) {
+        if (w != it && (oldest == workloads_.end() ||
+                        w->second.seen < oldest->second.seen)) {
+          oldest = w;
+        }
+      }
+      workloads_.erase(oldest);
+    }
+  }
   l.seen = now;
   for (const IterationRecord& r : records) {
     l.iteration = static_cast<double>(r.iteration);

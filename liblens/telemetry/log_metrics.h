@@ -52,7 +52,10 @@ enum class LogStored : uint8_t { kIteration, kEvent, kValidation, kMemory };
 // Thread-safe: counters are atomics, the rest is guarded by one mutex.
 class LogMetrics {
  public:
-  explicit LogMetrics(size_t max_nodes);
+  // At most `max_workloads` workloads have lens_training_* series (the
+  // logs path's stream cap): a new one past it ends the series of the one
+  // seen least recently, so distinct pods cannot grow /metrics without bound.
+  LogMetrics(size_t max_nodes, size_t max_workloads);
 
   void CountRequest() { requests_.fetch_add(1, std::memory_order_relaxed); }
   void CountRecords(uint64_t n) {
@@ -110,6 +113,7 @@ class LogMetrics {
   };
 
   const size_t max_nodes_;
+  const size_t max_workloads_;
   std::atomic<uint64_t> requests_{0}, records_{0}, lines_{0};
   std::array<std::atomic<uint64_t>, 4> skipped_{};
   std::array<std::atomic<uint64_t>, 5> errors_{};

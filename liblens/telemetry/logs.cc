@@ -53,7 +53,7 @@ class LogIngest::Impl {
       : store_(store),
         resolver_(std::move(resolver)),
         options_(WithRoomForPrefixes(std::move(options))),
-        metrics_(options_.max_nodes) {}
+        metrics_(options_.max_nodes, options_.max_streams) {}
 
   Status Ingest(std::string_view body, LogFormat format, Timestamp now);
   Status IngestText(const LogStreamId& id, std::string_view text,

@@ -1,5 +1,7 @@
 #include "telemetry/processor.h"
 
+#include <snappy.h>
+
 #include <cmath>
 
 #include "lens/log.h"
@@ -58,8 +60,9 @@ Processor::Processor(const TelemetryOptions& options, Store* store)
   dropped_ = *metrics_.AddCounterFamily(
       "lens_telemetry_samples_dropped_total",
       "Samples not taken, by reason (bad_request, too_large, queue_full, "
-      "unsupported, store_error; history_rejected: left out of the sample "
-      "history only)",
+      "busy, unsupported, store_error; history_rejected and history_full: "
+      "left out of the sample history only, a bad series or one past "
+      "sampleMaxSeries)",
       {"reason"});
   samples_in_ = counter("lens_telemetry_samples_received_total",
                         "Samples in remote-write requests decoded");
@@ -255,8 +258,13 @@ std::unique_ptr<Processor::Worker> Processor::TakeWorker() {
 }
 
 void Processor::GiveBack(std::unique_ptr<Worker> worker) {
-  // A worker that held a huge request gives its memory back.
-  if (worker->request.buffer.capacity() > (size_t{64} << 20)) return;
+  // A worker that held a large request gives its memory back: the pool
+  // keeps at most 16 workers of ordinary size.
+  if (worker->request.buffer.capacity() > (size_t{4} << 20) ||
+      worker->enriched.buffer.capacity() > (size_t{4} << 20) ||
+      worker->encoder.proto_bytes() > (size_t{4} << 20)) {
+    return;
+  }
   std::lock_guard lock(pool_mu_);
   if (pool_.size() < 16) pool_.push_back(std::move(worker));
 }
@@ -311,10 +319,22 @@ Status Processor::AppendHistory(Worker& w) {
   ho.max_series = options_.sample_max_series;
   std::lock_guard lock(history_mu_);
   // Over max_series: the known series' samples are written, new series
-  // refused (counted by the store); the request itself is fine.
+  // refused; the request itself is fine, the refusal is counted
+  // (dropped{reason="history_full"}) and logged at most once a minute.
   auto append = [&](std::span<const MetricSample> samples) {
+    const uint64_t before = store_->samples().stats().samples_refused;
     Status st = store_->samples().AppendSamples(samples, ho);
-    return st.code() == StatusCode::kResourceExhausted ? OkStatus() : st;
+    if (st.code() != StatusCode::kResourceExhausted) return st;
+    Drop("history_full", store_->samples().stats().samples_refused - before);
+    const int64_t now = NowMs();
+    int64_t last = last_history_full_ms_.load();
+    if (now - last >= 60000 &&
+        last_history_full_ms_.compare_exchange_strong(last, now)) {
+      LENS_LOG(WARN).Field("error", st.message())
+          << "sample history full: samples of new series not kept "
+             "(telemetry.sampleMaxSeries)";
+    }
+    return OkStatus();
   };
   Status st = append(w.history);
   if (st.code() == StatusCode::kInvalidArgument) {
@@ -355,6 +375,29 @@ IngestResult Processor::WriteRemote(std::string_view body,
                   "supported; send remote write 1.0 "
                   "(prometheus.WriteRequest)");
   }
+  // What the request declares it inflates to, within the limit, counts
+  // against the one budget of decompressed bytes until it is done.
+  size_t declared = 0;
+  if (snappy::GetUncompressedLength(body.data(), body.size(), &declared) &&
+      declared <= limits_.max_uncompressed_bytes) {
+    size_t now = decoding_bytes_.load();
+    do {
+      if (now > 0 && now + declared > limits_.max_uncompressed_bytes) {
+        Drop("busy", 1);
+        return finish(503,
+                      "busy decoding other requests (" + std::to_string(now) +
+                          " bytes); retry shortly",
+                      1);
+      }
+    } while (!decoding_bytes_.compare_exchange_weak(now, now + declared));
+  } else {
+    declared = 0;  // refused by the decoder below
+  }
+  struct Release {
+    std::atomic<size_t>& in_flight;
+    size_t bytes;
+    ~Release() { in_flight -= bytes; }
+  } release{decoding_bytes_, declared};
   std::unique_ptr<Worker> w = TakeWorker();
   Status st = DecodeRemoteWrite(body, limits_, &w->request);
   if (!st.ok()) {
@@ -399,6 +442,10 @@ IngestResult Processor::WriteRemote(std::string_view body,
   }
   // Every queue has room, or none is written: a 503 makes the sender
   // retry the whole request, and a queue that took it would hold it twice.
+  // One request checks and enqueues at a time, so another cannot fill a
+  // queue between this one's check and its write (the senders only free
+  // room meanwhile).
+  std::lock_guard enqueue(enqueue_mu_);
   for (const auto& f : forwarders_) {
     if (!f->HasRoom(out.size())) {
       Drop("queue_full", samples);

@@ -81,6 +81,11 @@ class Processor final : public TelemetryProcessor {
   std::vector<std::unique_ptr<Worker>> pool_;  // GUARDED_BY(pool_mu_)
   std::mutex history_mu_;  // one history writer at a time (one transaction)
   std::atomic<int64_t> last_history_error_ms_{0};  // logged at most every 10 s
+  std::atomic<int64_t> last_history_full_ms_{0};   // logged at most every 60 s
+  // Held while a request checks every forward queue and enqueues in each.
+  std::mutex enqueue_mu_;
+  // Uncompressed bytes of the requests being decoded now (declared sizes).
+  std::atomic<size_t> decoding_bytes_{0};
 
   std::mutex run_mu_;
   std::condition_variable run_cv_;

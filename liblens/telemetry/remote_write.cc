@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "core/text.h"
+
 namespace lens::telemetry {
 namespace {
 
@@ -85,11 +87,18 @@ size_t OffsetIn(std::string_view buffer, std::string_view inner) {
   return static_cast<size_t>(inner.data() - buffer.data());
 }
 
+// Valid UTF-8 without NUL: what every remote-write target accepts.
+bool CleanUtf8(std::string_view s) {
+  return FirstInvalidUtf8(s) == std::string_view::npos &&
+         s.find('\0') == std::string_view::npos;
+}
+
 Status DecodeLabel(std::string_view bytes, size_t base, WireLabel* out) {
   Reader r(bytes, base);
   while (!r.done()) {
     uint64_t tag = 0;
     if (!r.Varint(&tag)) return Malformed("label tag", r.offset());
+    if ((tag >> 3) == 0) return Malformed("field number 0", r.offset());
     const uint64_t field = tag >> 3;
     const uint8_t type = tag & 7;
     if ((field == 1 || field == 2) && type == kBytes) {
@@ -100,6 +109,16 @@ Status DecodeLabel(std::string_view bytes, size_t base, WireLabel* out) {
       return Malformed("label field", r.offset());
     }
   }
+  if (out->name.empty()) {
+    return InvalidArgumentError(
+        "remote write: a label without a name at byte " + std::to_string(base));
+  }
+  if (!CleanUtf8(out->name) || !CleanUtf8(out->value)) {
+    return InvalidArgumentError(
+        "remote write: label " + std::string(out->name.substr(0, 64)) +
+        " at byte " + std::to_string(base) +
+        ": name or value is not valid UTF-8 or holds a NUL");
+  }
   return OkStatus();
 }
 
@@ -108,6 +127,7 @@ Status DecodeSample(std::string_view bytes, size_t base, WireSample* out) {
   while (!r.done()) {
     uint64_t tag = 0;
     if (!r.Varint(&tag)) return Malformed("sample tag", r.offset());
+    if ((tag >> 3) == 0) return Malformed("field number 0", r.offset());
     const uint64_t field = tag >> 3;
     const uint8_t type = tag & 7;
     uint64_t v = 0;
@@ -135,6 +155,7 @@ Status DecodeSeries(std::string_view bytes, size_t base,
     const char* field_start = r.pos();
     uint64_t tag = 0;
     if (!r.Varint(&tag)) return Malformed("series tag", r.offset());
+    if ((tag >> 3) == 0) return Malformed("field number 0", r.offset());
     const uint64_t field = tag >> 3;
     const uint8_t type = tag & 7;
     std::string_view m;
@@ -189,6 +210,7 @@ Status DecodeBuffer(const RemoteWriteLimits& limits, RemoteWriteRequest* out) {
     const char* field_start = r.pos();
     uint64_t tag = 0;
     if (!r.Varint(&tag)) return Malformed("request tag", r.offset());
+    if ((tag >> 3) == 0) return Malformed("field number 0", r.offset());
     const uint64_t field = tag >> 3;
     const uint8_t type = tag & 7;
     if (field == 1 && type == kBytes) {
@@ -200,6 +222,15 @@ Status DecodeBuffer(const RemoteWriteLimits& limits, RemoteWriteRequest* out) {
                                     " series in one request");
       }
       LENS_RETURN_IF_ERROR(DecodeSeries(m, OffsetIn(all, m), limits, out));
+      const size_t arrays = out->labels.size() * sizeof(WireLabel) +
+                            out->samples.size() * sizeof(WireSample) +
+                            out->series.size() * sizeof(WireSeries);
+      if (arrays > 2 * all.size() + (size_t{64} << 10)) {
+        return InvalidArgumentError(
+            "remote write: at byte " + std::to_string(r.offset()) +
+            ", more labels and samples than " + std::to_string(all.size()) +
+            " bytes of real series hold (empty messages?)");
+      }
     } else {
       if (!r.Skip(type)) return Malformed("request field", r.offset());
       out->extra.append(field_start, r.pos());
@@ -267,6 +298,20 @@ Status DecodeRemoteWrite(std::string_view body, const RemoteWriteLimits& limits,
       declared != length) {
     return InvalidArgumentError(
         "remote write: not a snappy block (no valid length preamble)");
+  }
+  // A snappy element expands at most 64 bytes from 3 (a copy), so a body
+  // cannot hold more than about 22 times its size: a short body declaring
+  // more is refused before the buffer is allocated. The block is then walked
+  // without writing anything, so what is allocated is only ever what it
+  // really holds.
+  if (declared > (body.size() - used) * 22 + 64) {
+    return InvalidArgumentError(
+        "remote write: corrupt snappy block (declares " +
+        std::to_string(declared) + " bytes, more than " +
+        std::to_string(body.size()) + " bytes can hold)");
+  }
+  if (!snappy::IsValidCompressedBuffer(body.data(), body.size())) {
+    return InvalidArgumentError("remote write: corrupt snappy block");
   }
   out->buffer.resize(declared);
   if (!snappy::RawUncompress(body.data(), body.size(), out->buffer.data())) {

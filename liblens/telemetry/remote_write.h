@@ -21,13 +21,17 @@
 
 namespace lens::telemetry {
 
-// Checked before anything is allocated for a request.
+// Checked before anything is allocated for a request. The decoded arrays
+// (labels, samples, series) may take at most twice the uncompressed bytes
+// plus 64 KiB: a real request takes about 1.5 times (a label is 20 bytes or
+// more on the wire, a sample 11 or more), a bomb of empty messages eight to
+// sixteen times.
 struct RemoteWriteLimits {
-  size_t max_compressed_bytes = size_t{32} << 20;     // the HTTP body
-  size_t max_uncompressed_bytes = size_t{256} << 20;  // snappy's declared size
-  size_t max_series = 2'000'000;
+  size_t max_compressed_bytes = size_t{16} << 20;    // the HTTP body
+  size_t max_uncompressed_bytes = size_t{32} << 20;  // snappy's declared size
+  size_t max_series = 500'000;
   size_t max_labels_per_series = 1024;
-  size_t max_samples = 20'000'000;  // in the whole request
+  size_t max_samples = 2'000'000;  // in the whole request
 };
 
 struct WireLabel {
@@ -76,9 +80,14 @@ struct RemoteWriteRequest {
 // Decodes a request body (snappy block of a WriteRequest). Errors, all
 // kInvalidArgument (a payload the sender must not retry) but the sizes
 // (kResourceExhausted): the body or the declared uncompressed length over
-// the limits (checked before decompressing), corrupt snappy, truncated or
-// malformed protobuf (with the byte offset), a series without labels, more
-// series, labels or samples than the limits allow.
+// the limits (checked before decompressing), a snappy block that is not
+// valid or declares more than its bytes can hold (checked before anything
+// is allocated, so a small body costs little whatever it declares), corrupt
+// snappy, truncated or malformed protobuf (with the byte offset; field
+// number 0 is malformed), a series without labels, a label whose name is
+// empty or whose name or value is not valid UTF-8 or holds a NUL (what every
+// remote-write target refuses), more series, labels or samples than the
+// limits allow, decoded arrays over their share of the request.
 Status DecodeRemoteWrite(std::string_view body, const RemoteWriteLimits& limits,
                          RemoteWriteRequest* out);
 // The same on an uncompressed WriteRequest (tests, fuzzing). `out->buffer`

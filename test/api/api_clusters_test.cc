@@ -3,8 +3,11 @@
 // file re-read when it changes (no restart), a stale member flagged, a bad
 // or missing file keeping the last good directory, an unknown cluster 404,
 // and no response or log line carrying a member's credentials.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -48,6 +51,9 @@ class ApiClustersTest : public ::testing::Test {
     ClusterDirectoryOptions d;
     d.path = file_;
     d.recheck = std::chrono::milliseconds(0);
+    // Requests wait for a member's open here (it is quick); how a slow one
+    // is answered is tested on its own.
+    d.open_wait = std::chrono::seconds(60);
     options.clusters = d;
     auto service = ApiService::Start(options);
     ASSERT_TRUE(service.ok()) << service.status();
@@ -157,6 +163,53 @@ TEST_F(ApiClustersTest, AMemberWhoseStoreCannotOpenIs503NamingTheCluster) {
   auto [status, body] = Overview("east");
   EXPECT_EQ(status, 503) << body;
   EXPECT_NE(body.find("cluster \\\"east\\\""), std::string::npos) << body;
+}
+
+// A member whose database accepts connections and never answers: every
+// request is answered Unavailable naming the cluster without waiting for
+// the connection (opened on the directory's own thread), and once the open
+// fails the failure is remembered with a backoff.
+TEST_F(ApiClustersTest, AnUnreachableMemberNeverHoldsARequest) {
+  const int silent = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(silent, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(silent, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(::listen(silent, 16), 0);
+  ASSERT_EQ(::getsockname(silent, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ClusterEndpoints hung = Member("east", false);
+  hung.database_url =
+      "postgresql://lens@127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) +
+      "/lens?connect_timeout=60";
+  Publish({hung});
+  ClusterDirectoryOptions d;
+  d.path = file_;
+  d.recheck = std::chrono::milliseconds(0);
+  d.open_wait = std::chrono::milliseconds(0);
+  d.retry_min = std::chrono::hours(1);
+  d.retry_max = std::chrono::hours(1);
+  auto directory = NewClusterDirectoryFile(d);
+  for (int i = 0; i < 5; ++i) {
+    auto h = directory->Find("east");
+    EXPECT_EQ(h.status().code(), StatusCode::kUnavailable);
+    EXPECT_NE(h.status().message().find("cluster \"east\""), std::string::npos)
+        << h.status();
+  }
+  // Still opening: the silent server has every connection in its backlog.
+  // Closing it resets them, and the open fails.
+  ::close(silent);
+  std::string last;
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (last.find("next try in") == std::string::npos &&
+         std::chrono::steady_clock::now() < until) {
+    last = directory->Find("east").status().message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_NE(last.find("cluster \"east\""), std::string::npos) << last;
+  EXPECT_NE(last.find("next try in 3600s"), std::string::npos) << last;
 }
 
 }  // namespace

@@ -54,6 +54,9 @@ TEST_P(ApiTest, NodesFilterSortAndPage) {
               "allowed: name, gpuCount, gpuAllocated, updatedAt");
   ExpectError("/api/v1/nodes?pageSize=5000", 400, "pageSize");
   ExpectError("/api/v1/nodes?pageNum=x", 400, "pageNum");
+  // Too large is said as such, not as "1 or more".
+  ExpectError("/api/v1/nodes?pageNum=99999999999", 400,
+              "pageNum: 99999999999 is not a page number (1..2147483647)");
   ExpectError("/api/v1/nodes?order=sideways&sort=name", 400, "order");
 }
 

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -98,11 +99,11 @@ class ControllerDaemonTest : public ::testing::Test {
 
   // Starts lens-controller; false (with its log) when it does not serve.
   void Start() {
-    port_ = test::FreeLoopbackPort();
     log_ = dir_ + "/controller-" + std::to_string(++starts_) + ".log";
     // Built before fork(): the API server's threads may hold the
     // allocator's lock, so the child only calls async-signal-safe functions.
-    const std::string listen = "127.0.0.1:" + std::to_string(port_);
+    // Port 0: the controller logs the address it bound.
+    const std::string listen = "127.0.0.1:0";
     const std::string token_file = dir_ + "/metrics-token";
     const int err = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_ = ::fork();
@@ -115,7 +116,9 @@ class ControllerDaemonTest : public ::testing::Test {
       ::_exit(127);
     }
     ::close(err);
-    http_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    auto url = test::WaitForLoggedUrl(log_, pid_, "http=");
+    ASSERT_TRUE(url.ok()) << url.status();
+    http_ = std::make_unique<httplib::Client>(*url);
     const bool serving = WaitUntil([&] {
       auto r = http_->Get("/healthz");
       return r && r->status == 200;
@@ -159,7 +162,6 @@ class ControllerDaemonTest : public ::testing::Test {
 
   KubeApiServer server_{{.token = kApiToken, .tls = true}};
   std::string dir_, kubeconfig_, database_, log_;
-  int port_ = 0;
   int starts_ = 0;
   pid_t pid_ = -1;
   std::unique_ptr<httplib::Client> http_;
@@ -244,13 +246,9 @@ TEST_F(ControllerDaemonTest, ServesItsStateAndSurvivesSigkill) {
 TEST_F(ControllerDaemonTest, LensUpRunsTheControllerInProcess) {
   CreateFixture(server_, "nodes.json");
   CreateFixture(server_, "pytorchjob.json");
-  const int controller_port = test::FreeLoopbackPort();
-  const int jobs_port = test::FreeLoopbackPort();
   log_ = dir_ + "/up.log";
-  // Built before fork(): the API server's threads may hold the allocator's
-  // lock, so the child only calls async-signal-safe functions.
-  const std::string listen = "127.0.0.1:" + std::to_string(controller_port);
-  const std::string jobs_listen = "127.0.0.1:" + std::to_string(jobs_port);
+  // Every port is 0: lens up says what it bound (nothing here may depend on
+  // a port being free, 8080 included).
   const int out = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   const int err =
       ::open((dir_ + "/up.err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -261,13 +259,30 @@ TEST_F(ControllerDaemonTest, LensUpRunsTheControllerInProcess) {
     ::execl(LENS_CLI_BIN, "lens", "up", "--kubeconfig", kubeconfig_.c_str(),
             "--database", database_.c_str(), "--listen", "127.0.0.1:0",
             "--flows-listen", "127.0.0.1:0", "--controller-listen",
-            listen.c_str(), "--jobs-listen", jobs_listen.c_str(),
-            (char*)nullptr);
+            "127.0.0.1:0", "--jobs-listen", "127.0.0.1:0", "--telemetry-listen",
+            "127.0.0.1:0", "--api-listen", "127.0.0.1:0", (char*)nullptr);
     ::_exit(127);
   }
   ::close(out);
   ::close(err);
-  http_ = std::make_unique<httplib::Client>("127.0.0.1", controller_port);
+  // "  http://127.0.0.1:<port>/readyz  ..." (the controller), "...: <url>/jobs"
+  auto url_before = [&](const std::string& suffix) {
+    std::string url;
+    WaitUntil([&] {
+      const std::string text = test::ReadFile(log_);
+      const std::regex re("(http://127\\.0\\.0\\.1:[0-9]+)" + suffix);
+      std::smatch m;
+      if (std::regex_search(text, m, re)) url = m[1];
+      return !url.empty();
+    });
+    return url;
+  };
+  const std::string controller_url = url_before("/readyz");
+  ASSERT_FALSE(controller_url.empty())
+      << test::ReadFile(log_) << test::ReadFile(dir_ + "/up.err");
+  const std::string jobs_url = url_before("/jobs");
+  ASSERT_FALSE(jobs_url.empty()) << test::ReadFile(log_);
+  http_ = std::make_unique<httplib::Client>(controller_url);
   ASSERT_TRUE(WaitUntil([&] { return Ready(); }))
       << test::ReadFile(log_) << test::ReadFile(dir_ + "/up.err");
   EXPECT_NE(test::ReadFile(log_).find("controller: " + server_.url()),
@@ -286,7 +301,7 @@ TEST_F(ControllerDaemonTest, LensUpRunsTheControllerInProcess) {
       "")
       << "one process, no election";
   // The jobs read this machine's agent into the same store.
-  httplib::Client jobs("127.0.0.1", jobs_port);
+  httplib::Client jobs(jobs_url);
   ASSERT_TRUE(WaitUntil([&] {
     auto r = jobs.Get("/jobs");
     if (!r || r->status != 200) return false;

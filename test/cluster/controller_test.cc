@@ -107,9 +107,11 @@ TEST_P(ControllerTest, APyTorchJobsWholeLifeRowByRow) {
 
   // The job succeeds: pods and job end with the API's times.
   UpdateAll(server_, "pytorchjob-succeeded.json");
+  // The row written with the last pod's end (its status is the owner's, so
+  // it says Succeeded before every pod ended).
   ASSERT_TRUE(WaitUntil([&] {
     auto w = store_->pods().GetWorkload(kPyTorchJobUid);
-    return w.ok() && w->status == "Succeeded";
+    return w.ok() && w->status == "Succeeded" && w->active_pods == 0;
   }));
   ASSERT_TRUE(WaitUntil([&] {
     return PodHas("ml", "llama-pretrain-worker-2",
@@ -147,6 +149,45 @@ TEST_P(ControllerTest, APyTorchJobsWholeLifeRowByRow) {
   EXPECT_TRUE(types.count("Deleted"));
   controller.Stop();
   EXPECT_TRUE(controller.status().ok()) << controller.status();
+}
+
+// A job whose pods end one flush apart keeps the request of all of them,
+// not the part still running at the last flush before the end.
+TEST_P(ControllerTest, AJobEndingPodByPodKeepsItsWholeRequest) {
+  CreateAll(server_, "nodes.json");
+  CreateAll(server_, "pytorchjob.json");
+  Running controller(client_.get(), store_.get(), Fast());
+  auto active_is = [&](int32_t n) {
+    return WaitUntil([&] {
+      auto w = store_->pods().GetWorkload(kPyTorchJobUid);
+      return w.ok() && w->active_pods == n;
+    });
+  };
+  ASSERT_TRUE(active_is(4));
+  const std::vector<std::string> ended = Objects("pytorchjob-succeeded.json");
+  ASSERT_GE(ended.size(), 5u);              // the job, then its four pods
+  ASSERT_NE(server_.Update(ended[1]), "");  // one pod ends first...
+  ASSERT_TRUE(active_is(3));                // ...and is written alone
+  for (size_t i = 2; i < ended.size(); ++i)
+    ASSERT_NE(server_.Update(ended[i]), "");
+  ASSERT_NE(server_.Update(ended[0]), "");
+  ASSERT_TRUE(active_is(0));
+  EXPECT_EQ(store_->pods().GetWorkload(kPyTorchJobUid)->gpu_request, 32);
+}
+
+// A controller that first sees a job after its pods ended (one that lags a
+// busy cluster, or starts late) still counts what they requested.
+TEST_P(ControllerTest, AJobSeenOnlyAfterItEndedKeepsItsRequest) {
+  CreateAll(server_, "nodes.json");
+  CreateAll(server_, "pytorchjob.json");
+  UpdateAll(server_, "pytorchjob-succeeded.json");
+  Running controller(client_.get(), store_.get(), Fast());
+  ASSERT_TRUE(WaitUntil([&] {
+    auto w = store_->pods().GetWorkload(kPyTorchJobUid);
+    return Stored(kPyTorchJobUid, 4) && w.ok() && w->active_pods == 0 &&
+           w->status == "Succeeded";
+  }));
+  EXPECT_EQ(store_->pods().GetWorkload(kPyTorchJobUid)->gpu_request, 32);
 }
 
 TEST_P(ControllerTest, OwnerChainsUpToTheTopWithParents) {
@@ -261,7 +302,8 @@ TEST_P(ControllerTest, AnEndedOwnerIsForgottenAndItsRowStands) {
   UpdateAll(server_, "pytorchjob-succeeded.json");
   ASSERT_TRUE(WaitUntil([&] {
     auto w = store_->pods().GetWorkload(kPyTorchJobUid);
-    return w.ok() && w->status == "Succeeded" && w->ended_at.has_value();
+    return w.ok() && w->status == "Succeeded" && w->ended_at.has_value() &&
+           w->active_pods == 0;
   }));
   const WorkloadRecord ended = *store_->pods().GetWorkload(kPyTorchJobUid);
   EXPECT_EQ(ended.gpu_request, 32);
@@ -280,7 +322,11 @@ TEST_P(ControllerTest, AnEndedOwnerIsForgottenAndItsRowStands) {
     }
     return true;
   }));
-  std::this_thread::sleep_for(milliseconds(300));  // the workload's batch
+  // The workload's row written again with its pods' deletion.
+  ASSERT_TRUE(WaitUntil([&] {
+    auto w = store_->pods().GetWorkload(kPyTorchJobUid);
+    return w.ok() && w->updated_at > ended.updated_at;
+  }));
   const WorkloadRecord after = *store_->pods().GetWorkload(kPyTorchJobUid);
   EXPECT_EQ(after.status, "Succeeded");
   EXPECT_EQ(after.ended_at, ended.ended_at);

@@ -26,7 +26,7 @@ TEST(ConfigTelemetryTest, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(t.listen, "0.0.0.0:8994");
   EXPECT_TRUE(t.forward.empty());
   EXPECT_EQ(t.queue_max_bytes, uint64_t{1} << 30);
-  EXPECT_EQ(t.max_request_bytes, uint64_t{32} << 20);
+  EXPECT_EQ(t.max_request_bytes, uint64_t{8} << 20);
   EXPECT_EQ(t.ownership_refresh, std::chrono::seconds(5));
   EXPECT_FALSE(t.sample_history);
   EXPECT_TRUE(t.logs);
@@ -65,7 +65,7 @@ TEST(ConfigTelemetryTest, ListsSizesAndDurationsBecomeServiceOptions) {
   EXPECT_EQ(t.forward[1].bearer_token, "s3cret");
   EXPECT_EQ(t.queue_max_bytes, uint64_t{64} << 20);
   EXPECT_EQ(t.max_body_bytes, size_t{4} << 20);
-  EXPECT_EQ(t.max_uncompressed_bytes, size_t{32} << 20);
+  EXPECT_EQ(t.max_uncompressed_bytes, size_t{16} << 20);  // 4 times
   EXPECT_EQ(t.series.metric_prefixes,
             (std::vector<std::string>{"DCGM_FI_DEV_", "gpu_"}));
   EXPECT_EQ(t.series.pod_labels.back(), "k8s_pod");

@@ -184,6 +184,22 @@ TEST(MetricsFormatTest, FormatsValuesAsTheExpositionFormatWants) {
   EXPECT_EQ(Value(-kInf), "-Inf");
 }
 
+// Label values from the outside world (a pod name in a log stream) with
+// invalid UTF-8 or NUL: written as U+FFFD, so the scrape stays parseable.
+TEST(MetricsFormatTest, LabelValuesAreAlwaysValidUtf8) {
+  auto escaped = [](std::string_view v) {
+    std::string out;
+    AppendEscapedLabelValue(v, &out);
+    return out;
+  };
+  EXPECT_EQ(escaped("pod-\xff\xfe"), "pod-\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_EQ(escaped(std::string_view("a\0b", 3)),
+            "a\xef\xbf\xbd"
+            "b");
+  EXPECT_EQ(escaped("caf\xc3\xa9 \"q\"\n"), "caf\xc3\xa9 \\\"q\\\"\\n");
+  EXPECT_TRUE(ValidateLabelValue(escaped("\xed\xa0\x80")).ok());
+}
+
 TEST(MetricsNamesTest, ValidatesMetricAndLabelNames) {
   EXPECT_TRUE(ValidateMetricName("lens_gpu:util_ratio").ok());
   EXPECT_TRUE(ValidateMetricName("_x").ok());

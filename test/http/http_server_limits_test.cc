@@ -6,10 +6,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -66,10 +68,12 @@ class HttpLimitsTest : public ::testing::Test {
     auto server = HttpServer::Create(options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
-    server_->Handle("GET", "/metrics", [](const HttpRequest&, HttpResponse* r) {
-      r->content_type = "text/plain";
-      r->body = "lens_up 1\n";
-    });
+    server_->Handle("GET", "/metrics",
+                    [this](const HttpRequest&, HttpResponse* r) {
+                      r->content_type = "text/plain";
+                      r->body = "lens_up 1\n";
+                      server_->RenderMetrics(&r->body);
+                    });
     server_->Handle("POST", "/echo",
                     [](const HttpRequest& req, HttpResponse* r) {
                       r->content_type = "text/plain";
@@ -202,6 +206,8 @@ TEST_F(HttpLimitsTest, ASlowClientIsCutOffAtTheReadTimeout) {
 TEST_F(HttpLimitsTest, AtThePeerCapTheLongestWaiterMakesRoom) {
   HttpServerOptions options;
   options.max_connections_per_peer = 4;
+  // Before eviction of stalled readers, only this timeout freed their slots.
+  options.write_timeout = std::chrono::seconds(120);
   Start(options);
   std::vector<int> idle;
   for (int i = 0; i < 4; ++i) {
@@ -292,9 +298,190 @@ TEST_F(HttpLimitsTest, KeepAlivePipeliningContinueAndHead) {
   ASSERT_GT(::send(fd, head_req.data(), head_req.size(), MSG_NOSIGNAL), 0);
   const std::string head_answer = test::ReadAnswer(fd, milliseconds(1000));
   EXPECT_EQ(test::StatusOf(head_answer), 200);
-  EXPECT_NE(head_answer.find("Content-Length: 10\r\n"), std::string::npos);
+  // The GET's length (its body carries the server's counters too).
+  EXPECT_NE(head_answer.find("Content-Length: "), std::string::npos);
   EXPECT_EQ(head_answer.find("lens_up"), std::string::npos);
   ::close(fd);
+}
+
+// The server's own counters, as its owner appends them to /metrics.
+std::string Counters(HttpServer& server) {
+  std::string out;
+  server.RenderMetrics(&out);
+  return out;
+}
+
+double Value(const std::string& metrics, const std::string& series) {
+  const size_t at = metrics.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::atof(metrics.c_str() + at + series.size() + 2);
+}
+
+bool WaitFor(const std::function<bool()>& done) {
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return true;
+}
+
+// Requests answered on the loop (404 here) return to the loop: 50,000 of
+// them pipelined on one connection are all answered, in order, and the loop
+// still serves others meanwhile (each recursed once per request before, and
+// the stack overflowed after about 7,400).
+TEST_F(HttpLimitsTest, PipelinedAnswersDoNotRecurse) {
+  Start(HttpServerOptions());
+  const int fd = test::ConnectTo(target_);
+  ASSERT_GE(fd, 0);
+  std::string batch;
+  for (int i = 0; i < 1000; ++i)
+    batch += "GET /missing HTTP/1.1\r\nHost: x\r\n\r\n";
+  size_t answers = 0;
+  std::thread reader([&] {
+    std::string carry;
+    char buf[65536];
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (answers < 50000 && std::chrono::steady_clock::now() < until) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n == 0) break;
+      if (n < 0) continue;
+      carry.append(buf, static_cast<size_t>(n));
+      size_t pos = 0, at;
+      while ((at = carry.find("HTTP/1.1 404 ", pos)) != std::string::npos) {
+        ++answers;
+        pos = at + 13;
+      }
+      carry.erase(0, std::max(pos, carry.size() > 13 ? carry.size() - 13 : 0));
+    }
+  });
+  for (int i = 0; i < 50; ++i) {
+    size_t off = 0;
+    while (off < batch.size()) {
+      const ssize_t n =
+          ::send(fd, batch.data() + off, batch.size() - off, MSG_NOSIGNAL);
+      if (n > 0) off += static_cast<size_t>(n);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
+    }
+  }
+  // Another client is served while the pipeline is answered.
+  EXPECT_EQ(test::ScrapeOnce(target_).status, 200);
+  reader.join();
+  ::close(fd);
+  EXPECT_EQ(answers, 50000u);
+  EXPECT_EQ(Value(Counters(*server_),
+                  "lens_http_requests_refused_total{reason=\"not_found\"}"),
+            50000);
+}
+
+// A full handler queue answers 503 with Retry-After at once, and counts it.
+TEST_F(HttpLimitsTest, FullQueueAnswers503WithRetryAfter) {
+  HttpServerOptions options;
+  options.threads = 1;
+  options.max_queued_requests = 2;
+  Start(options);
+  std::vector<int> fds;
+  const std::string slow = "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n";
+  // One runs (and blocks), two wait.
+  for (int i = 0; i < 3; ++i) {
+    fds.push_back(test::ConnectTo(target_));
+    ASSERT_GE(fds.back(), 0);
+    ASSERT_GT(::send(fds.back(), slow.data(), slow.size(), MSG_NOSIGNAL), 0);
+    if (i == 0) gate_.WaitForWaiters(1);
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    return Value(Counters(*server_),
+                 "lens_http_queued_requests{pool=\"workers\"}") == 2;
+  })) << Counters(*server_);
+  const std::string answer = Ask(slow);
+  EXPECT_EQ(test::StatusOf(answer), 503) << answer;
+  EXPECT_NE(answer.find("Retry-After: 1\r\n"), std::string::npos) << answer;
+  EXPECT_EQ(Value(Counters(*server_),
+                  "lens_http_requests_refused_total{reason=\"queue_full\"}"),
+            1);
+  // Scrapes have their own thread and queue.
+  EXPECT_EQ(test::ScrapeOnce(target_).status, 200);
+  gate_.Open();
+  for (int fd : fds) {
+    EXPECT_EQ(test::StatusOf(test::ReadAnswer(fd, milliseconds(5000))), 200);
+    ::close(fd);
+  }
+}
+
+// A request whose client has gone while it waited for a worker is dropped,
+// never run.
+TEST_F(HttpLimitsTest, QueuedRequestOfAGoneClientIsDropped) {
+  HttpServerOptions options;
+  options.threads = 1;
+  Start(options);
+  static std::atomic<int> counted{0};
+  server_->Handle("GET", "/count", [](const HttpRequest&, HttpResponse* r) {
+    ++counted;
+    r->body = "{}";
+  });
+  const int busy = test::ConnectTo(target_);
+  const std::string slow = "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_GT(::send(busy, slow.data(), slow.size(), MSG_NOSIGNAL), 0);
+  gate_.WaitForWaiters(1);
+  const int gone = test::ConnectTo(target_);
+  const std::string count = "GET /count HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_GT(::send(gone, count.data(), count.size(), MSG_NOSIGNAL), 0);
+  ASSERT_TRUE(WaitFor([&] {
+    return Value(Counters(*server_),
+                 "lens_http_queued_requests{pool=\"workers\"}") == 1;
+  }));
+  linger reset{1, 0};
+  ::setsockopt(gone, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+  ::close(gone);
+  ASSERT_TRUE(WaitFor([&] {
+    return Value(Counters(*server_),
+                 "lens_http_connections_closed_total{reason=\"peer\"}") >= 1;
+  }));
+  gate_.Open();
+  EXPECT_EQ(test::StatusOf(test::ReadAnswer(busy, milliseconds(5000))), 200);
+  ::close(busy);
+  ASSERT_TRUE(WaitFor([&] {
+    return Value(Counters(*server_), "lens_http_requests_dropped_total") == 1;
+  })) << Counters(*server_);
+  EXPECT_EQ(counted.load(), 0);
+}
+
+// Clients that ask for large answers and never read them cannot hold their
+// address's connection slots: once stalled they are evicted for a scrape
+// from the same address.
+TEST_F(HttpLimitsTest, NeverReadingClientsAreEvictedAtThePeerCap) {
+  HttpServerOptions options;
+  options.max_connections_per_peer = 4;
+  // Before eviction of stalled readers, only this timeout freed their slots.
+  options.write_timeout = std::chrono::seconds(120);
+  Start(options);
+  server_->Handle("GET", "/large", [](const HttpRequest&, HttpResponse* r) {
+    r->body.assign(size_t{8} << 20, 'x');
+  });
+  std::vector<int> fds;
+  const std::string large = "GET /large HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (int i = 0; i < 4; ++i) {
+    const int fd = test::ConnectTo(target_);
+    ASSERT_GE(fd, 0);
+    int small = 4096;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    ASSERT_GT(::send(fd, large.data(), large.size(), MSG_NOSIGNAL), 0);
+    fds.push_back(fd);
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    return Value(Counters(*server_),
+                 "lens_http_requests_total{route=\"/large\",code=\"200\"}") ==
+           4;
+  })) << Counters(*server_);
+  // Refused (503) until one of them has stalled, then let in.
+  EXPECT_TRUE(WaitFor([&] { return test::ScrapeOnce(target_).status == 200; }))
+      << Counters(*server_);
+  EXPECT_GE(Value(Counters(*server_),
+                  "lens_http_connections_closed_total{reason=\"evicted\"}"),
+            1);
+  for (int fd : fds) ::close(fd);
 }
 
 TEST_F(HttpLimitsTest, AttackSuiteOverHttp) {

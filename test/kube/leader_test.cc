@@ -152,6 +152,33 @@ TEST_F(KubeLeaderTest,
   EXPECT_EQ((*a).transitions(), 3u);  // led, lost, led again
 }
 
+// A Lease answer that does not parse (here: no resourceVersion) is an
+// error, never a blank record to write over without a resourceVersion.
+TEST_F(KubeLeaderTest, NeverWritesAfterALeaseAnswerItCannotRead) {
+  Elector a(a_.get(), Fast("replica-a"));
+  ASSERT_TRUE(WaitUntil([&] { return a.leader(); }));
+  server_.ClearRequests();
+  server_.FailNext("leases/lens-controller", 200, 3,
+                   R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease",)"
+                   R"("metadata":{"name":"lens-controller"},"spec":{}})");
+  // The three answers are taken, then the elector renews as before.
+  ASSERT_TRUE(WaitUntil([&] {
+    int updates_after = 0, gets = 0;
+    for (const KubeRequest& r : server_.Requests()) {
+      if (r.verb == "get") ++gets;
+      if (r.verb == "update" && gets > 3) ++updates_after;
+    }
+    return updates_after > 0;
+  }));
+  int gets = 0;
+  for (const KubeRequest& r : server_.Requests()) {
+    if (r.verb == "get") ++gets;
+    if (gets > 3) break;
+    EXPECT_NE(r.verb, "update") << "written after answer " << gets;
+  }
+  EXPECT_EQ(Holder(), "replica-a");
+}
+
 TEST_F(KubeLeaderTest, TouchesOnlyItsOwnLeaseWithGetCreateAndUpdate) {
   {
     Elector a(a_.get(), Fast("replica-a"));

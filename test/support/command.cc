@@ -104,6 +104,32 @@ std::optional<int> WaitExit(pid_t pid, Clock::duration timeout) {
   }
 }
 
+StatusOr<std::string> WaitForLoggedUrl(const std::string& log, pid_t pid,
+                                       std::string_view key,
+                                       Clock::duration timeout) {
+  const std::string needle = " " + std::string(key) + "http";
+  const auto deadline = Clock::now() + timeout;
+  for (;; std::this_thread::sleep_for(std::chrono::milliseconds(10))) {
+    const std::string text = ReadFile(log);
+    const size_t at = text.find(needle);
+    if (at != std::string::npos) {
+      const size_t start = at + needle.size() - 4;
+      const size_t end = text.find_first_of(" \n\"", start);
+      return text.substr(start, end - start);
+    }
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      return UnavailableError(
+          "exited (" + Describe(status) + ") before it served: " +
+          text.substr(text.size() > 4000 ? text.size() - 4000 : 0));
+    }
+    if (Clock::now() > deadline) {
+      return DeadlineExceededError("never logged " + std::string(key) +
+                                   "http...: " + text);
+    }
+  }
+}
+
 StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                    Clock::duration timeout) {
   const std::string program =

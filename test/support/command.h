@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -64,6 +65,16 @@ StatusOr<CommandResult> RunCommand(
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log,
             bool stdout_too = true, bool append = false,
             const std::vector<std::string>& env = {});
+
+// The address a daemon started by Spawn() serves on, from its log: the first
+// "<key>http://..." (or https) it wrote to `log` after a space ("http=" for
+// most daemons, "url=" for lens-node-agent, "dashboard at " for `lens up`). The
+// daemon binds port 0 and says what it got: no port is ever picked by the test.
+// Waits up to `timeout` while `pid` runs; an error with the log's end when it
+// exits or never says.
+StatusOr<std::string> WaitForLoggedUrl(
+    const std::string& log, pid_t pid, std::string_view key,
+    std::chrono::steady_clock::duration timeout = std::chrono::seconds(60));
 
 // RunCommand(); an exit status other than 0 is an error carrying stderr.
 StatusOr<std::string> RunChecked(const std::vector<std::string>& argv);

@@ -7,6 +7,7 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -25,10 +26,21 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-int Connect(const HttpTarget& t, bool blocking = true) {
+// `from`: the source address ("" for the kernel's choice); another
+// loopback address is another client to the target's per-address caps.
+int Connect(const HttpTarget& t, bool blocking = true, const char* from = "") {
   const int fd = ::socket(
       AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (blocking ? 0 : SOCK_NONBLOCK), 0);
   if (fd < 0) return -1;
+  if (*from != '\0') {
+    sockaddr_in src{};
+    src.sin_family = AF_INET;
+    ::inet_pton(AF_INET, from, &src.sin_addr);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) != 0) {
+      ::close(fd);
+      return -1;
+    }
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(t.port));
@@ -137,7 +149,11 @@ bool ScrapesHold(const HttpTarget& t, const std::function<void()>& attack,
       ok = false;
       *detail += "scrape " + std::to_string(scrapes) + ": status " +
                  std::to_string(s.status) + " after " +
-                 std::to_string(s.took.count()) + " ms; ";
+                 std::to_string(s.took.count()) + " ms" +
+                 (s.status != 200 && !s.body.empty()
+                      ? " (" + s.body.substr(0, 120) + ")"
+                      : std::string()) +
+                 "; ";
     }
   };
   while (!done) {
@@ -317,6 +333,223 @@ AttackResult HalfOpenTls(const HttpTarget& t) {
   return r;
 }
 
+// Sends `count` copies of `request` on one connection as fast as the server
+// takes them, reading on another thread: how many answers with
+// `status` came back, and whether anything else did.
+struct PipelineResult {
+  size_t answers = 0;
+  size_t others = 0;  // answers with another status
+  bool closed = false;
+  size_t sent_bytes = 0;
+};
+PipelineResult Pipeline(const HttpTarget& t, const std::string& request,
+                        size_t count, int status, bool read_answers = true) {
+  PipelineResult out;
+  const int fd = Connect(t);
+  if (fd < 0) return out;
+  std::atomic<bool> reading{true};
+  std::thread reader([&] {
+    if (!read_answers) return;
+    const std::string want = "HTTP/1.1 " + std::to_string(status) + " ";
+    std::string carry;
+    char buf[64 << 10];
+    const auto until = Clock::now() + std::chrono::seconds(60);
+    while (out.answers + out.others < count && Clock::now() < until) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n == 0) {
+        out.closed = true;
+        break;
+      }
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
+        out.closed = true;
+        break;
+      }
+      carry.append(buf, static_cast<size_t>(n));
+      size_t pos = 0, at;
+      while ((at = carry.find("HTTP/1.1 ", pos)) != std::string::npos &&
+             at + want.size() <= carry.size()) {
+        if (carry.compare(at, want.size(), want) == 0)
+          ++out.answers;
+        else
+          ++out.others;
+        pos = at + 9;
+      }
+      carry.erase(
+          0, std::max(pos, carry.size() > 16 ? carry.size() - 16 : size_t{0}));
+    }
+    reading = false;
+  });
+  // In batches, so the sender holds a bounded buffer.
+  std::string batch;
+  for (size_t i = 0; i < 1000; ++i) batch += request;
+  const auto until = Clock::now() + std::chrono::seconds(60);
+  size_t sent = 0;
+  const size_t total = request.size() * count;
+  while (sent < total && Clock::now() < until && (!read_answers || reading)) {
+    const size_t off = sent % batch.size();
+    const size_t len = std::min(batch.size() - off, total - sent);
+    const ssize_t n = ::send(fd, batch.data() + off, len, MSG_NOSIGNAL);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+      continue;
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  out.sent_bytes = sent;
+  reader.join();
+  ::close(fd);
+  return out;
+}
+
+AttackResult PipelinedNoToken(const HttpTarget& t) {
+  AttackResult r = Named("pipelined requests without a token");
+  const size_t n = t.token.empty() ? t.pipelined / 10 : t.pipelined;
+  PipelineResult p;
+  r.ok = ScrapesHold(
+      t,
+      [&] {
+        p = Pipeline(
+            t, "GET " + t.metrics_path + " HTTP/1.1\r\nHost: lens\r\n\r\n", n,
+            t.token.empty() ? 200 : 401);
+      },
+      &r.detail);
+  r.ok = r.ok && p.answers == n && p.others == 0;
+  r.detail = std::to_string(p.answers) + "/" + std::to_string(n) +
+             " answered in order (" + std::to_string(p.others) + " others); " +
+             r.detail;
+  return r;
+}
+
+AttackResult PipelinedNotFound(const HttpTarget& t) {
+  AttackResult r = Named("pipelined requests for a missing route");
+  PipelineResult p;
+  r.ok = ScrapesHold(
+      t,
+      [&] {
+        p = Pipeline(
+            t,
+            "GET /no/such/route HTTP/1.1\r\nHost: lens\r\n" + Auth(t) + "\r\n",
+            t.pipelined, 404);
+      },
+      &r.detail);
+  r.ok = r.ok && p.answers == t.pipelined && p.others == 0;
+  r.detail = std::to_string(p.answers) + "/" + std::to_string(t.pipelined) +
+             " answered 404 (" + std::to_string(p.others) + " others); " +
+             r.detail;
+  return r;
+}
+
+AttackResult PipelinedBodies(const HttpTarget& t) {
+  AttackResult r = Named("pipelined bodies");
+  // Refused requests with bodies close the connection after their answer:
+  // the rest is discarded, never parsed as requests.
+  const std::string body(512, 'b');
+  PipelineResult with, without;
+  r.ok = ScrapesHold(
+      t,
+      [&] {
+        const std::string head = "POST " + t.metrics_path +
+                                 " HTTP/1.1\r\nHost: lens\r\nContent-Length: " +
+                                 std::to_string(body.size()) + "\r\n";
+        with = Pipeline(t, head + Auth(t) + "\r\n" + body, 2000, 405);
+        without = Pipeline(t, head + "\r\n" + body, 2000,
+                           t.token.empty() ? 405 : 401);
+      },
+      &r.detail);
+  r.ok = r.ok && with.answers == 1 && with.others == 0 && with.closed &&
+         without.answers == 1 && without.others == 0 && without.closed;
+  r.detail = "with token: " + std::to_string(with.answers) + " answer(s), " +
+             (with.closed ? "closed" : "open") +
+             "; without: " + std::to_string(without.answers) + ", " +
+             (without.closed ? "closed" : "open") + "; " + r.detail;
+  return r;
+}
+
+// From another address than the scrapes (as a hostile client on the
+// network is): the caps per address keep the scraper's slots its own. (How
+// one address's own stalled readers make room is http_server_limits_test's.)
+AttackResult NeverReadingLarge(const HttpTarget& t) {
+  AttackResult r = Named("readers that never read large answers");
+  std::vector<std::string> paths = t.large_paths;
+  if (paths.empty()) paths.push_back(t.metrics_path);
+  int opened = 0;
+  r.ok = ScrapesHold(
+      t,
+      [&] {
+        std::vector<int> fds;
+        const bool loopback = t.host.rfind("127.", 0) == 0;
+        for (int i = 0; i < 128; ++i) {
+          const int fd = Connect(t, true, loopback ? "127.0.0.2" : "");
+          if (fd < 0) continue;
+          std::string requests;
+          const std::string& path =
+              paths[static_cast<size_t>(i) % paths.size()];
+          for (int k = 0; k < 200; ++k)
+            requests += "GET " + path + " HTTP/1.1\r\nHost: lens\r\n" +
+                        Auth(t) + "\r\n";
+          // Until the server stops taking them: it reads no further
+          // requests while an answer waits for this reader.
+          (void)!::send(fd, requests.data(), requests.size(), MSG_NOSIGNAL);
+          fds.push_back(fd);
+        }
+        opened = static_cast<int>(fds.size());
+        std::this_thread::sleep_for(milliseconds(2000));
+        for (int fd : fds) ::close(fd);
+      },
+      &r.detail);
+  r.detail = std::to_string(opened) + " never-reading connections; " + r.detail;
+  return r;
+}
+
+// From another address than the scrapes, like NeverReadingLarge: these
+// connections are busy (a request each), never idle, so only the caps per
+// address keep them from the scraper's slots.
+AttackResult ResetCycles(const HttpTarget& t) {
+  AttackResult r = Named("1000 connect-request-reset cycles");
+  const std::string path = t.slow_path.empty() ? t.metrics_path : t.slow_path;
+  int cycles = 0;
+  r.ok = ScrapesHold(
+      t,
+      [&] {
+        const std::string request =
+            "GET " + path + " HTTP/1.1\r\nHost: lens\r\n" + Auth(t) + "\r\n";
+        const bool loopback = t.host.rfind("127.", 0) == 0;
+        for (int i = 0; i < 1000; ++i) {
+          const int fd = Connect(t, true, loopback ? "127.0.0.2" : "");
+          if (fd < 0) continue;
+          (void)!::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+          linger l{1, 0};  // close with a reset
+          ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+          ::close(fd);
+          ++cycles;
+        }
+      },
+      &r.detail);
+  r.ok = r.ok && cycles == 1000;
+  r.detail = std::to_string(cycles) + " cycles; " + r.detail;
+  return r;
+}
+
+AttackResult ConnectionCounters(const HttpTarget& t) {
+  AttackResult r = Named("connection counters on /metrics");
+  const Scrape s = ScrapeOnce(t);
+  r.ok = s.status == 200;
+  for (const char* name :
+       {"lens_http_connections_accepted_total",
+        "lens_http_connections_closed_total{reason=\"peer\"}",
+        "lens_http_connections_rejected_total",
+        "lens_http_requests_refused_total{reason=\"unauthorized\"}",
+        "lens_http_queued_requests{pool=\"workers\"}",
+        "lens_http_connections "}) {
+    if (s.body.find(name) == std::string::npos) {
+      r.ok = false;
+      r.detail += std::string("missing ") + name + "; ";
+    }
+  }
+  r.detail += "scrape status " + std::to_string(s.status);
+  return r;
+}
+
 }  // namespace
 
 size_t ResidentBytes(pid_t pid) {
@@ -330,13 +563,22 @@ size_t ResidentBytes(pid_t pid) {
 }
 
 Scrape ScrapeOnce(const HttpTarget& t) {
+  // OpenSSL writes without MSG_NOSIGNAL: a target that resets a TLS
+  // connection must fail the scrape, not kill the test.
+  static const bool ignored = [] {
+    ::signal(SIGPIPE, SIG_IGN);
+    return true;
+  }();
+  (void)ignored;
   const auto start = Clock::now();
   httplib::Headers headers;
   if (!t.token.empty()) headers.emplace("Authorization", "Bearer " + t.token);
+  std::string body;
   auto get = [&](httplib::ClientImpl& client) {
     client.set_connection_timeout(std::chrono::seconds(2));
     client.set_read_timeout(std::chrono::seconds(2));
     auto res = client.Get(t.metrics_path, headers);
+    if (res) body = std::move(res->body);
     return res ? res->status : 0;
   };
   int status = 0;
@@ -350,6 +592,7 @@ Scrape ScrapeOnce(const HttpTarget& t) {
   }
   Scrape s;
   s.status = status;
+  s.body = std::move(body);
   s.took = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
   return s;
 }
@@ -360,8 +603,10 @@ std::vector<AttackResult> RunHttpAttacks(const HttpTarget& t) {
   if (t.tls) {
     attacks = {HalfOpenTls, IdleConnections};
   } else {
-    attacks = {HugeRequestLine, HugeHeaders,     HugeBody,
-               Slowloris,       IdleConnections, Garbage};
+    attacks = {HugeRequestLine,   HugeHeaders,       HugeBody,
+               Slowloris,         IdleConnections,   Garbage,
+               PipelinedNoToken,  PipelinedNotFound, PipelinedBodies,
+               NeverReadingLarge, ResetCycles,       ConnectionCounters};
   }
   std::vector<AttackResult> results;
   for (const auto& attack : attacks) {

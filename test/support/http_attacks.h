@@ -1,8 +1,11 @@
-// The attack suite every Lens HTTP surface runs: what a hostile client without
-// a token can send (huge request line, huge headers, huge bodies, slowloris,
-// a thousand idle connections, garbage, half-open TLS), each bounded in time,
+// The attack suite every Lens HTTP surface runs: what a hostile client, with
+// or without a token, can send (huge request line, huge headers, huge bodies,
+// slowloris, a thousand idle connections, garbage, half-open TLS, 50,000
+// pipelined requests on one connection, pipelined bodies, readers that never
+// read large answers, connect-request-reset cycles), each bounded in time,
 // each checking that the target still answers its metrics path within a
-// second and that its memory stays within a stated bound.
+// second and that its memory stays within a stated bound; and that its
+// /metrics carries the server's connection counters.
 //
 //   lens::test::HttpTarget target;
 //   target.port = port;  target.token = "secret";  target.pid = daemon_pid;
@@ -34,6 +37,15 @@ struct HttpTarget {
   size_t max_body_bytes = size_t{1} << 20;
   // The longest a scrape may take while an attack runs.
   std::chrono::milliseconds scrape_budget{1000};
+  // Large answers (with the token) that never-reading clients ask for over
+  // and over: the target's biggest (openapi, dashboard assets). Empty: the
+  // metrics path.
+  std::vector<std::string> large_paths;
+  // A route that takes a while (a store query): connections that ask and
+  // reset at once. Empty: the metrics path.
+  std::string slow_path;
+  // Pipelined requests per connection in the pipelining attacks.
+  size_t pipelined = 50000;
 };
 
 struct AttackResult {
@@ -50,6 +62,7 @@ std::vector<AttackResult> RunHttpAttacks(const HttpTarget& target);
 struct Scrape {
   int status = 0;
   std::chrono::milliseconds took{0};
+  std::string body;
 };
 Scrape ScrapeOnce(const HttpTarget& target);
 

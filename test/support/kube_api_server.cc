@@ -642,9 +642,9 @@ bool KubeApiServer::Start() {
 }
 
 void KubeApiServer::FailNext(const std::string& path_part, int status,
-                             int count) {
+                             int count, std::string body) {
   std::lock_guard lock(impl_->mu_);
-  impl_->failures_.push_back({path_part, status, count});
+  impl_->failures_.push_back({path_part, status, count, std::move(body)});
 }
 
 std::vector<KubeRequest> KubeApiServer::Requests() const {

@@ -127,8 +127,10 @@ class KubeApiServer {
 
   // Answers the next `count` requests whose path contains `path_part` with
   // `status` (e.g. 429, 500, 503) and a Status body, with Retry-After: 1
-  // for 429; for fault injection.
-  void FailNext(const std::string& path_part, int status, int count = 1);
+  // for 429; for fault injection. With `body`, that body (as JSON) instead
+  // of the Status: an answer the client must not trust.
+  void FailNext(const std::string& path_part, int status, int count = 1,
+                std::string body = {});
 
   // Every request so far, in order.
   std::vector<KubeRequest> Requests() const;

@@ -218,6 +218,7 @@ void KubeApiServer::Impl::Serve(const httplib::Request& req,
 bool KubeApiServer::Impl::TakeFailure(const std::string& path,
                                       httplib::Response& res) {
   StatusSpec status;
+  std::string body;
   {
     std::lock_guard lock(mu_);
     auto it = failures_.begin();
@@ -227,7 +228,13 @@ bool KubeApiServer::Impl::TakeFailure(const std::string& path,
     }
     if (it == failures_.end()) return false;
     status.code = it->status;
+    body = it->body;
     if (--it->count <= 0) failures_.erase(it);
+  }
+  if (!body.empty()) {
+    res.status = status.code;
+    res.set_content(body, "application/json");
+    return true;
   }
   if (status.code == 429) status.retry_after_seconds = 1;
   AnswerStatus(res, status);

@@ -283,6 +283,7 @@ struct KubeApiServer::Impl {
     std::string path_part;
     int status = 0;
     int count = 0;
+    std::string body;  // instead of a Status, when set
   };
   std::vector<Failure> failures_;  // GUARDED_BY(mu_)
   std::mt19937_64 rng_;            // GUARDED_BY(mu_)

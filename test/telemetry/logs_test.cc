@@ -11,6 +11,7 @@
 #include <random>
 #include <thread>
 
+#include "core/text.h"
 #include "lens/json.h"
 #include "postgres_server.h"
 #include "training_rows.h"
@@ -352,6 +353,43 @@ TEST(LogIngestTest, GaugesHoldTheLatestValuesUntilTheWorkloadEnds) {
       std::string::npos);
   ASSERT_TRUE(logs.Flush(At(1741777400 + 601)).ok());
   EXPECT_EQ(Metrics(logs).find("lens_training_"), std::string::npos);
+}
+
+// A flood of distinct pods cannot grow /metrics without bound: the
+// workloads with lens_training_* series are capped with the streams (the
+// least recently seen ends first), and a pod name that is not UTF-8 does not
+// make the scrape unparseable.
+TEST(LogIngestTest, TrainingSeriesAreCappedWithTheStreams) {
+  LogIngestOptions options;
+  options.max_streams = 8;
+  LogIngest logs(options, nullptr,
+                 [](std::string_view, std::string_view, std::string_view pod) {
+                   const std::string p(pod);
+                   return LogOwner{"uid-" + p, p, "PyTorchJob", "ml"};
+                 });
+  for (int i = 0; i < 200; ++i) {
+    const std::string pod =
+        (i == 199 ? std::string("bad-\xff-") : std::string("pod-")) +
+        std::to_string(i);
+    const std::string body = Record(pod, Iteration(10, 3.1)) + "\n" +
+                             Record(pod, Iteration(20, 3.0));
+    ASSERT_TRUE(
+        logs.Ingest(body, LogFormat::kJsonLines, At(1741777300 + i)).ok());
+  }
+  ASSERT_TRUE(logs.Flush(At(1741777500)).ok());
+  const std::string text = Metrics(logs);
+  size_t series = 0;
+  for (size_t at = 0;
+       (at = text.find("\nlens_training_iteration{", at)) != std::string::npos;
+       ++at) {
+    ++series;
+  }
+  EXPECT_EQ(series, 8u) << text;
+  // The newest are kept.
+  EXPECT_NE(text.find("workload_uid=\"uid-pod-198\""), std::string::npos);
+  EXPECT_EQ(text.find("workload_uid=\"uid-pod-0\""), std::string::npos);
+  EXPECT_EQ(FirstInvalidUtf8(text), std::string_view::npos);
+  EXPECT_NE(text.find("bad-\xef\xbf\xbd-199"), std::string::npos);
 }
 
 TEST(LogIngestTest, CountsLatencyPerNode) {

@@ -144,6 +144,75 @@ TEST(RemoteWriteTest, BadPayloadsAreRefusedWithWhatIsWrong) {
             std::string::npos);
 }
 
+// Bodies built to cost more than they weigh: the decoder's cost follows
+// the bytes really sent, whatever they declare.
+TEST(RemoteWriteTest, BombsAreRefusedForTheBytesReallySent) {
+  RemoteWriteRequest r;
+  const RemoteWriteLimits limits;
+  // 9 bytes declaring 31 MiB (under the limit): refused before the buffer.
+  std::string tiny;
+  for (uint64_t v = uint64_t{31} << 20; v >= 0x80; v >>= 7)
+    tiny.push_back(static_cast<char>((v & 0x7f) | 0x80));
+  tiny.push_back(0x0f);
+  tiny.resize(9, '\0');
+  Status st = DecodeRemoteWrite(tiny, limits, &r);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st;
+  EXPECT_NE(st.message().find("more than 9 bytes can hold"), std::string::npos)
+      << st;
+  EXPECT_LT(r.buffer.capacity(), size_t{1} << 20);
+  // 30 MiB of zeros (1.4 MB on the wire): protobuf field 0 is no field.
+  const std::string zeros(size_t{30} << 20, '\0');
+  std::string body;
+  snappy::Compress(zeros.data(), zeros.size(), &body);
+  ASSERT_LT(body.size(), size_t{2} << 20);
+  st = DecodeRemoteWrite(body, limits, &r);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st;
+  EXPECT_NE(st.message().find("field number 0"), std::string::npos) << st;
+  // A million empty samples on one series (2 MB): 16 MB of decoded samples
+  // from 2 MB of request is refused, not stored.
+  std::string series = std::string("\x0a\x06\x0a\x01x\x12\x01y", 8);
+  for (int i = 0; i < 1000000; ++i) series += std::string("\x12\x00", 2);
+  std::string proto = "\x0a";
+  for (uint64_t v = series.size();; v >>= 7) {
+    if (v < 0x80) {
+      proto.push_back(static_cast<char>(v));
+      break;
+    }
+    proto.push_back(static_cast<char>((v & 0x7f) | 0x80));
+  }
+  proto += series;
+  st = DecodeWriteRequest(proto, limits, &r);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st;
+  EXPECT_NE(st.message().find("empty messages"), std::string::npos) << st;
+}
+
+// What every remote-write target refuses is refused here, naming it, and
+// never forwarded.
+TEST(RemoteWriteTest, LabelsTargetsWouldRefuseAreRefused) {
+  RemoteWriteRequest r;
+  const WireSample s[] = {{1, 2}};
+  const std::pair<std::vector<WireLabel>, std::string> cases[] = {
+      {{{"", "x"}}, "a label without a name"},
+      {{{"__name__", "up"}, {"pod", "bad\xff\xfe"}}, "not valid UTF-8"},
+      {{{"__name__", "up"}, {"pod", std::string_view("a\0b", 3)}},
+       "holds a NUL"},
+      {{{"__name__", "up"}, {"pod", "\xed\xa0\x80"}}, "not valid UTF-8"},
+      {{{"__name__", "up"}, {"pod", "\xc0\xaf"}}, "not valid UTF-8"}};
+  for (const auto& [labels, says] : cases) {
+    RemoteWriteEncoder enc;
+    enc.AddSeries(labels, s);
+    const Status st = DecodeRemoteWrite(enc.Finish(), {}, &r);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << says;
+    EXPECT_NE(st.message().find(says), std::string::npos) << st;
+  }
+  // Valid multi-byte UTF-8 is fine.
+  RemoteWriteEncoder enc;
+  const WireLabel ok[] = {{"__name__", "up"},
+                          {"pod", "trainer-\xc3\xa9-\xf0\x9f\x9a\x80"}};
+  enc.AddSeries(ok, s);
+  EXPECT_TRUE(DecodeRemoteWrite(enc.Finish(), {}, &r).ok());
+}
+
 std::string Slurp(const fs::path& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});

@@ -40,7 +40,6 @@ using testing::Not;
                   "installed (Debian package chromium)"
 
 constexpr char kToken[] = "dashboard-test-token";
-constexpr double kReadyBudgetMs = 1000;  // first data on screen, loopback
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
