@@ -32,8 +32,10 @@ using std::chrono::milliseconds;
 #endif
 #ifdef LENS_UNDER_TSAN
 constexpr size_t kRssScale = 4;
+constexpr int kSlowdown = 4;  // and every step of the loop several times slower
 #else
 constexpr size_t kRssScale = 1;
+constexpr int kSlowdown = 1;
 #endif
 
 // Blocks /slow handlers until released.
@@ -89,6 +91,7 @@ class HttpLimitsTest : public ::testing::Test {
     target_.token = options.bearer_token;
     target_.tls = !options.tls_cert_file.empty();
     target_.rss_growth_bytes *= kRssScale;
+    target_.scrape_budget *= kSlowdown;
   }
   void TearDown() override {
     gate_.Open();
