@@ -352,8 +352,11 @@ TEST_P(ControllerTest, AnOwnerItMayNotReadIsKeptFromTheReference) {
   EXPECT_EQ(top.name, "vllm-serve");
   EXPECT_EQ(top.namespace_name, "serve");
   EXPECT_GE(controller->Stats().owner_errors, 1u);
-  // Not read again while nothing of it changes, resync or not.
-  std::this_thread::sleep_for(milliseconds(600));
+  // Not read again while nothing of it changes, resync or not: over ten
+  // flushes (each resyncs its workloads).
+  const uint64_t flushes = controller->Stats().flushes;
+  ASSERT_TRUE(
+      WaitUntil([&] { return controller->Stats().flushes >= flushes + 10; }));
   int reads = 0;
   for (const KubeRequest& r : server_.Requests()) {
     if (r.resource == "deployments") ++reads;

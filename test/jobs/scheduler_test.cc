@@ -91,23 +91,31 @@ TEST(SchedulerTest, ARunPastItsTimeoutIsAFailureAndErrorsAreKept) {
   EXPECT_EQ(s.RunOnce("nope").code(), StatusCode::kNotFound);
 }
 
+// "Nothing ran" is shown by the ticks the job's thread took as a follower
+// (each asks whether this replica leads), not by waiting some time.
 TEST(SchedulerTest, RunsOnlyWhileLeading) {
   std::atomic<bool> leading{false};
-  std::atomic<int> runs{0};
+  std::atomic<int> runs{0}, follower_ticks{0};
   Scheduler s({{"led", milliseconds(10), milliseconds(1000), [&](SteadyTime) {
                   ++runs;
                   return OkStatus();
                 }}});
-  s.Start([&] { return leading.load(); });
-  std::this_thread::sleep_for(milliseconds(80));
+  s.Start([&] {
+    const bool l = leading.load();
+    if (!l) ++follower_ticks;
+    return l;
+  });
+  ASSERT_TRUE(WaitFor([&] { return follower_ticks >= 5; }));
   EXPECT_EQ(runs.load(), 0);
   EXPECT_EQ(StateOf(s, "led").skipped, 0u);  // a follower skips nothing
   leading = true;
   ASSERT_TRUE(WaitFor([&] { return runs >= 2; }));
   leading = false;
-  std::this_thread::sleep_for(milliseconds(30));  // a run in flight ends
+  // The job's one thread asked again: a run in flight has ended.
+  const int asked = follower_ticks;
+  ASSERT_TRUE(WaitFor([&] { return follower_ticks >= asked + 1; }));
   const int after = runs;
-  std::this_thread::sleep_for(milliseconds(80));
+  ASSERT_TRUE(WaitFor([&] { return follower_ticks >= asked + 6; }));
   EXPECT_EQ(runs.load(), after);
   s.Stop();
 }

@@ -123,8 +123,11 @@ TEST_F(KubeLeaderTest, AStaleUpdateLosesWith409) {
       server_.Get("coordination.k8s.io/v1", "Lease", "lens", "lens-controller");
   ASSERT_NE(lease, "");
   // Someone writes the lease with a resourceVersion that is no longer
-  // current: the server refuses it.
-  std::this_thread::sleep_for(milliseconds(300));  // a renewal moves it on
+  // current: the server refuses it. A renewal moves it on first.
+  ASSERT_TRUE(WaitUntil([&] {
+    return server_.Get("coordination.k8s.io/v1", "Lease", "lens",
+                       "lens-controller") != lease;
+  }));
   auto r = b_->Request("PUT",
                        "/apis/coordination.k8s.io/v1/namespaces/lens/leases/"
                        "lens-controller",
@@ -184,7 +187,15 @@ TEST_F(KubeLeaderTest, TouchesOnlyItsOwnLeaseWithGetCreateAndUpdate) {
     Elector a(a_.get(), Fast("replica-a"));
     Elector b(b_.get(), Fast("replica-b"));
     ASSERT_TRUE(WaitUntil([&] { return a.leader() || b.leader(); }));
-    std::this_thread::sleep_for(milliseconds(500));
+    // Renewals and the follower's reads: a few rounds of each.
+    ASSERT_TRUE(WaitUntil([&] {
+      int updates = 0, gets = 0;
+      for (const KubeRequest& r : server_.Requests()) {
+        updates += r.verb == "update";
+        gets += r.verb == "get";
+      }
+      return updates >= 3 && gets >= 6;
+    }));
   }
   const std::set<std::string> allowed{"get", "create", "update"};
   ASSERT_FALSE(server_.Requests().empty());

@@ -124,9 +124,13 @@ TEST_F(MultiClusterServiceTest, AChangedStorageSecretIsRepublished) {
 TEST_F(MultiClusterServiceTest, AnUnchangedFleetWritesNothing) {
   ASSERT_TRUE(Start(w_.Options()));
   ASSERT_TRUE(WaitUntil([&] { return PublishedBoth(); })) << Log();
-  std::this_thread::sleep_for(milliseconds(400));  // the first publish done
+  // A member read again: the refresh that published has ended.
+  w_.a->ClearRequests();
+  ASSERT_TRUE(WaitUntil([&] { return !w_.a->Requests().empty(); })) << Log();
   w_.home->ClearRequests();
-  std::this_thread::sleep_for(milliseconds(2000));
+  w_.a->ClearRequests();
+  // Five refreshes more.
+  ASSERT_TRUE(WaitUntil([&] { return w_.a->Requests().size() >= 5; })) << Log();
   int writes = 0;
   for (const KubeRequest& r : w_.home->Requests()) {
     writes += r.method == "PUT" || r.method == "POST";
@@ -146,7 +150,9 @@ TEST_F(MultiClusterServiceTest, ADownMemberIsStaleUntilItIsBack) {
   })) << Log();
   const ClusterEndpoints stale = Published(*w_.home)[1];
   EXPECT_EQ(stale.database_url, kDbB);
-  std::this_thread::sleep_for(milliseconds(1200));
+  // Two refreshes more (the member that is up read twice).
+  w_.a->ClearRequests();
+  ASSERT_TRUE(WaitUntil([&] { return w_.a->Requests().size() >= 2; })) << Log();
   // Still the last good read's time; the other member keeps moving.
   EXPECT_EQ(Published(*w_.home)[1].updated_unix, stale.updated_unix);
   EXPECT_FALSE(Published(*w_.home)[0].stale);
@@ -260,7 +266,10 @@ TEST_F(MultiClusterServiceTest, ReadyOnlyAfterTheFirstPublish) {
   w_.home->Stop();
   MultiClusterService* s = Start(w_.Options());
   ASSERT_TRUE(s);
-  std::this_thread::sleep_for(milliseconds(500));
+  // It tried the home API server (down) and said so.
+  ASSERT_TRUE(WaitUntil([&] {
+    return Log().find("error=") != std::string::npos;
+  })) << Log();
   EXPECT_EQ(Get(s->http_url(), "/readyz").substr(0, 4), "503\n");
   EXPECT_EQ(Get(s->http_url(), "/healthz"), "200\nok\n");
   ASSERT_TRUE(w_.home->Start());
