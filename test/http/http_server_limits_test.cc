@@ -336,44 +336,16 @@ bool WaitFor(const std::function<bool()>& done) {
 // the stack overflowed after about 7,400).
 TEST_F(HttpLimitsTest, PipelinedAnswersDoNotRecurse) {
   Start(HttpServerOptions());
-  const int fd = test::ConnectTo(target_);
-  ASSERT_GE(fd, 0);
-  std::string batch;
-  for (int i = 0; i < 1000; ++i)
-    batch += "GET /missing HTTP/1.1\r\nHost: x\r\n\r\n";
-  size_t answers = 0;
-  std::thread reader([&] {
-    std::string carry;
-    char buf[65536];
-    const auto until =
-        std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (answers < 50000 && std::chrono::steady_clock::now() < until) {
-      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      if (n == 0) break;
-      if (n < 0) continue;
-      carry.append(buf, static_cast<size_t>(n));
-      size_t pos = 0, at;
-      while ((at = carry.find("HTTP/1.1 404 ", pos)) != std::string::npos) {
-        ++answers;
-        pos = at + 13;
-      }
-      carry.erase(0, std::max(pos, carry.size() > 13 ? carry.size() - 13 : 0));
-    }
+  test::PipelineResult p;
+  std::thread client([&] {
+    p = test::Pipeline(target_, "GET /missing HTTP/1.1\r\nHost: x\r\n\r\n",
+                       50000, 404);
   });
-  for (int i = 0; i < 50; ++i) {
-    size_t off = 0;
-    while (off < batch.size()) {
-      const ssize_t n =
-          ::send(fd, batch.data() + off, batch.size() - off, MSG_NOSIGNAL);
-      if (n > 0) off += static_cast<size_t>(n);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
-    }
-  }
   // Another client is served while the pipeline is answered.
   EXPECT_EQ(test::ScrapeOnce(target_).status, 200);
-  reader.join();
-  ::close(fd);
-  EXPECT_EQ(answers, 50000u);
+  client.join();
+  EXPECT_EQ(p.answers, 50000u);
+  EXPECT_EQ(p.others, 0u);
   EXPECT_EQ(Value(Counters(*server_),
                   "lens_http_requests_refused_total{reason=\"not_found\"}"),
             50000);

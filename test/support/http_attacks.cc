@@ -333,23 +333,15 @@ AttackResult HalfOpenTls(const HttpTarget& t) {
   return r;
 }
 
-// Sends `count` copies of `request` on one connection as fast as the server
-// takes them, reading on another thread: how many answers with
-// `status` came back, and whether anything else did.
-struct PipelineResult {
-  size_t answers = 0;
-  size_t others = 0;  // answers with another status
-  bool closed = false;
-  size_t sent_bytes = 0;
-};
+}  // namespace
+
 PipelineResult Pipeline(const HttpTarget& t, const std::string& request,
-                        size_t count, int status, bool read_answers = true) {
+                        size_t count, int status) {
   PipelineResult out;
   const int fd = Connect(t);
   if (fd < 0) return out;
   std::atomic<bool> reading{true};
   std::thread reader([&] {
-    if (!read_answers) return;
     const std::string want = "HTTP/1.1 " + std::to_string(status) + " ";
     std::string carry;
     char buf[64 << 10];
@@ -386,7 +378,7 @@ PipelineResult Pipeline(const HttpTarget& t, const std::string& request,
   const auto until = Clock::now() + std::chrono::seconds(60);
   size_t sent = 0;
   const size_t total = request.size() * count;
-  while (sent < total && Clock::now() < until && (!read_answers || reading)) {
+  while (sent < total && Clock::now() < until && reading) {
     const size_t off = sent % batch.size();
     const size_t len = std::min(batch.size() - off, total - sent);
     const ssize_t n = ::send(fd, batch.data() + off, len, MSG_NOSIGNAL);
@@ -400,6 +392,8 @@ PipelineResult Pipeline(const HttpTarget& t, const std::string& request,
   ::close(fd);
   return out;
 }
+
+namespace {
 
 AttackResult PipelinedNoToken(const HttpTarget& t) {
   AttackResult r = Named("pipelined requests without a token");

@@ -75,6 +75,18 @@ std::string ReadAnswer(int fd, std::chrono::milliseconds timeout);
 // The status code of an HTTP/1.x answer, 0 when there is none.
 int StatusOf(const std::string& answer);
 
+// Sends `count` copies of `request` on one connection as fast as the target
+// takes them, reading on another thread (at most 60 s): how many answers had
+// `status`, how many another, and whether the target closed.
+struct PipelineResult {
+  size_t answers = 0;
+  size_t others = 0;
+  bool closed = false;
+  size_t sent_bytes = 0;
+};
+PipelineResult Pipeline(const HttpTarget& target, const std::string& request,
+                        size_t count, int status);
+
 // Resident memory of `pid` in bytes (0 when unknown).
 size_t ResidentBytes(pid_t pid);
 
