@@ -1,7 +1,8 @@
 // The HTTP server's event loop (docs/http.md): one thread owns every
 // connection; handlers run on a worker pool plus one thread reserved for the
 // priority paths. epoll_server.cc holds the connection lifecycle (accept,
-// caps, deadlines), http_server.cc the request flow.
+// caps, deadlines), http_server.cc the request flow, server_metrics.cc its
+// counters.
 #ifndef LENS_HTTP_EPOLL_SERVER_H_
 #define LENS_HTTP_EPOLL_SERVER_H_
 
