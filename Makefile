@@ -102,7 +102,8 @@ test-asan: deps
 # readers; the jobs' scheduler threads and parallel agent reads; the telemetry disk queue's
 # appenders against its consumer, the forwarder's sender, the logs path's concurrent ingest and the
 # local scrape's thread against the processor; lens-tuner's checks against /metrics and
-# lens-multicluster's parallel member reads against its publisher and /metrics; lens-api's insight
+# lens-multicluster's parallel member reads against its publisher and /metrics; the NVML replay's calls
+# against a machine swapped under them; lens-api's insight
 # metrics thread against its scrapes; the container tracker's Docker event stream against
 # cross-thread cancellation), JOBS at a time. The container
 # event stream's suites are not here: their gRPC server and client hand memory over inside Debian's
@@ -112,7 +113,7 @@ TSAN_TESTS := cluster_controller_test multicluster_service_test http_server_limi
               flow_probe_test telemetry_queue_test kube_informer_test kube_leader_test \
               containers_docker_tracker_test telemetry_logs_test store_concurrency_test \
               tuner_service_test agent_node_agent_test jobs_scheduler_test telemetry_store_test \
-              flow_monitor_test jobs_agents_test api_service_test
+              flow_monitor_test jobs_agents_test api_service_test nvml_replay_test
 test-tsan: deps
 	@$(START); mkdir -p $(TSAN_BUILD); cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DLENS_SANITIZE=thread -DLENS_UNITY_BUILD=ON \

@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <climits>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,7 @@ Status NvmlReplayImpl::Load(const std::string& path) {
                                   "] is not an object");
     }
   }
+  std::unique_lock lock(mu_);
   doc_ = std::move(doc);
   path_ = path;
   return OkStatus();

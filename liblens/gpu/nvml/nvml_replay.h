@@ -68,7 +68,8 @@ namespace lens::nvml {
 
 // Like the real library, every call but Init fails with
 // NVML_ERROR_UNINITIALIZED until Init succeeds (and again after the last
-// Shutdown). Not thread-safe.
+// Shutdown). Thread-safe like the library: calls may run on several threads
+// while Load replaces the machine (a call sees the old or the new one).
 class NvmlReplay : public NvmlApi {
  public:
   // Reads and parses `path`. Errors: NotFound/PermissionDenied naming the

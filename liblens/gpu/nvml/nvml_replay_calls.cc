@@ -7,6 +7,7 @@
 namespace lens::nvml::replay {
 
 StatusOr<NvmlDevice> NvmlReplayImpl::DeviceByIndex(unsigned index) {
+  const auto reading = Reading();
   static constexpr char kCall[] = "nvmlDeviceGetHandleByIndex_v2";
   if (init_count_ == 0) return Uninitialized(kCall);
   if (index >= devices().Size()) {
@@ -24,6 +25,7 @@ StatusOr<NvmlDevice> NvmlReplayImpl::DeviceByIndex(unsigned index) {
 
 StatusOr<NvmlDevice> NvmlReplayImpl::MigDeviceByIndex(NvmlDevice parent,
                                                       unsigned index) {
+  const auto reading = Reading();
   static constexpr char kCall[] = "nvmlDeviceGetMigDeviceHandleByIndex";
   const Located migs = Call(parent, "migDevices");
   LENS_RETURN_IF_ERROR(migs.status);
@@ -41,6 +43,7 @@ StatusOr<NvmlDevice> NvmlReplayImpl::MigDeviceByIndex(NvmlDevice parent,
 }
 
 StatusOr<NvmlDeviceAttributes> NvmlReplayImpl::Attributes(NvmlDevice d) {
+  const auto reading = Reading();
   const Located call = Call(d, "nvmlDeviceGetAttributes_v2");
   NvmlDeviceAttributes a;
   for (auto [key, field] :
@@ -55,6 +58,7 @@ StatusOr<NvmlDeviceAttributes> NvmlReplayImpl::Attributes(NvmlDevice d) {
 }
 
 StatusOr<NvmlPciInfo> NvmlReplayImpl::PciInfo(NvmlDevice d) {
+  const auto reading = Reading();
   const Located call = Call(d, "nvmlDeviceGetPciInfo_v3");
   LENS_ASSIGN_OR_RETURN(std::string bus_id, String(Field(call, "busId")));
   NvmlPciInfo pci;
@@ -66,6 +70,7 @@ StatusOr<NvmlPciInfo> NvmlReplayImpl::PciInfo(NvmlDevice d) {
 }
 
 StatusOr<NvmlMemory> NvmlReplayImpl::Memory(NvmlDevice d) {
+  const auto reading = Reading();
   // Like the library: the v2 call when the file has it, else v1 (drivers
   // before R510).
   const char* key =
@@ -84,6 +89,7 @@ StatusOr<NvmlMemory> NvmlReplayImpl::Memory(NvmlDevice d) {
 
 StatusOr<std::vector<NvmlProcess>> NvmlReplayImpl::ComputeProcesses(
     NvmlDevice d) {
+  const auto reading = Reading();
   const Located call = Call(d, "nvmlDeviceGetComputeRunningProcesses_v3");
   LENS_RETURN_IF_ERROR(call.status);
   if (!call.value->IsArray()) return Invalid(call.where, "expected an array");

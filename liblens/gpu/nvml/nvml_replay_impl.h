@@ -7,6 +7,8 @@
 #include <rapidjson/document.h>
 
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,9 +26,13 @@ inline constexpr int kNvmlErrorNotFound = 6;
 class NvmlReplayImpl final : public NvmlReplay {
  public:
   Status Load(const std::string& path) override;
-  int init_count() const override { return init_count_; }
+  int init_count() const override {
+    std::shared_lock lock(mu_);
+    return init_count_;
+  }
 
   Status Init() override {
+    std::unique_lock lock(mu_);
     if (const Value* init = Find(*doc_, "nvmlInit_v2")) {
       LENS_RETURN_IF_ERROR(Failure(*init, "nvmlInit_v2", "nvmlInit_v2"));
     }
@@ -34,6 +40,7 @@ class NvmlReplayImpl final : public NvmlReplay {
     return OkStatus();
   }
   Status Shutdown() override {
+    std::unique_lock lock(mu_);
     if (init_count_ == 0)
       return NvmlStatus(kNvmlErrorUninitialized, "nvmlShutdown");
     --init_count_;
@@ -41,12 +48,15 @@ class NvmlReplayImpl final : public NvmlReplay {
   }
 
   StatusOr<std::string> DriverVersion() override {
+    const auto reading = Reading();
     return String(Top("nvmlSystemGetDriverVersion"));
   }
   StatusOr<std::string> NvmlVersion() override {
+    const auto reading = Reading();
     return String(Top("nvmlSystemGetNVMLVersion"));
   }
   StatusOr<unsigned> DeviceCount() override {
+    const auto reading = Reading();
     if (init_count_ == 0) return Uninitialized("nvmlDeviceGetCount_v2");
     if (Find(*doc_, "nvmlDeviceGetCount_v2") == nullptr) {
       return static_cast<unsigned>(devices().Size());
@@ -56,38 +66,48 @@ class NvmlReplayImpl final : public NvmlReplay {
   StatusOr<NvmlDevice> DeviceByIndex(unsigned index) override;
 
   StatusOr<std::string> Name(NvmlDevice d) override {
+    const auto reading = Reading();
     return String(Call(d, "nvmlDeviceGetName"));
   }
   StatusOr<std::string> Uuid(NvmlDevice d) override {
+    const auto reading = Reading();
     return String(Call(d, "nvmlDeviceGetUUID"));
   }
   StatusOr<std::string> Serial(NvmlDevice d) override {
+    const auto reading = Reading();
     return String(Call(d, "nvmlDeviceGetSerial"));
   }
   StatusOr<std::string> VbiosVersion(NvmlDevice d) override {
+    const auto reading = Reading();
     return String(Call(d, "nvmlDeviceGetVbiosVersion"));
   }
   StatusOr<NvmlPciInfo> PciInfo(NvmlDevice d) override;
   StatusOr<unsigned> MinorNumber(NvmlDevice d) override {
+    const auto reading = Reading();
     return Uint32(Call(d, "nvmlDeviceGetMinorNumber"));
   }
   StatusOr<NvmlMemory> Memory(NvmlDevice d) override;
   StatusOr<NvmlUtilization> Utilization(NvmlDevice d) override {
+    const auto reading = Reading();
     const Located call = Call(d, "nvmlDeviceGetUtilizationRates");
     LENS_ASSIGN_OR_RETURN(unsigned gpu, Uint32(Field(call, "gpu")));
     LENS_ASSIGN_OR_RETURN(unsigned memory, Uint32(Field(call, "memory")));
     return NvmlUtilization{gpu, memory};
   }
   StatusOr<unsigned> PowerUsageMilliwatts(NvmlDevice d) override {
+    const auto reading = Reading();
     return Uint32(Call(d, "nvmlDeviceGetPowerUsage"));
   }
   StatusOr<unsigned> EnforcedPowerLimitMilliwatts(NvmlDevice d) override {
+    const auto reading = Reading();
     return Uint32(Call(d, "nvmlDeviceGetEnforcedPowerLimit"));
   }
   StatusOr<uint64_t> TotalEnergyMillijoules(NvmlDevice d) override {
+    const auto reading = Reading();
     return Uint64(Call(d, "nvmlDeviceGetTotalEnergyConsumption"));
   }
   StatusOr<int> TemperatureCelsius(NvmlDevice d, NvmlSensor sensor) override {
+    const auto reading = Reading();
     LENS_ASSIGN_OR_RETURN(
         unsigned celsius,
         Uint32(sensor == NvmlSensor::kGpu
@@ -98,6 +118,7 @@ class NvmlReplayImpl final : public NvmlReplay {
     return static_cast<int>(celsius);
   }
   StatusOr<unsigned> ClockMhz(NvmlDevice d, NvmlClock clock) override {
+    const auto reading = Reading();
     const char* name = clock == NvmlClock::kGraphics ? "NVML_CLOCK_GRAPHICS"
                        : clock == NvmlClock::kSm     ? "NVML_CLOCK_SM"
                                                      : "NVML_CLOCK_MEM";
@@ -105,20 +126,24 @@ class NvmlReplayImpl final : public NvmlReplay {
   }
   StatusOr<unsigned> PcieLinkGeneration(NvmlDevice d,
                                         NvmlPcieLink which) override {
+    const auto reading = Reading();
     return Uint32(Call(d, which == NvmlPcieLink::kCurrent
                               ? "nvmlDeviceGetCurrPcieLinkGeneration"
                               : "nvmlDeviceGetMaxPcieLinkGeneration"));
   }
   StatusOr<unsigned> PcieLinkWidth(NvmlDevice d, NvmlPcieLink which) override {
+    const auto reading = Reading();
     return Uint32(Call(d, which == NvmlPcieLink::kCurrent
                               ? "nvmlDeviceGetCurrPcieLinkWidth"
                               : "nvmlDeviceGetMaxPcieLinkWidth"));
   }
   StatusOr<unsigned> PcieReplayCount(NvmlDevice d) override {
+    const auto reading = Reading();
     return Uint32(Call(d, "nvmlDeviceGetPcieReplayCounter"));
   }
   StatusOr<NvmlEccCounts> EccErrors(NvmlDevice d,
                                     NvmlEccCounter counter) override {
+    const auto reading = Reading();
     const Located call =
         Field(Call(d, "nvmlDeviceGetTotalEccErrors"),
               counter == NvmlEccCounter::kVolatile ? "NVML_VOLATILE_ECC"
@@ -133,29 +158,35 @@ class NvmlReplayImpl final : public NvmlReplay {
     return NvmlEccCounts{corrected, uncorrected};
   }
   StatusOr<uint64_t> ClocksEventReasons(NvmlDevice d) override {
+    const auto reading = Reading();
     // Drivers before R535 (NVML 12.2) only have the "Throttle" name.
     return Uint64(Call(d, Either(d, "nvmlDeviceGetCurrentClocksEventReasons",
                                  "nvmlDeviceGetCurrentClocksThrottleReasons")));
   }
   StatusOr<std::vector<NvmlProcess>> ComputeProcesses(NvmlDevice d) override;
   StatusOr<unsigned> FanSpeedPercent(NvmlDevice d) override {
+    const auto reading = Reading();
     return Uint32(Call(d, "nvmlDeviceGetFanSpeed"));
   }
   StatusOr<bool> MigEnabled(NvmlDevice d) override {
+    const auto reading = Reading();
     LENS_ASSIGN_OR_RETURN(
         unsigned current,
         Uint32(Field(Call(d, "nvmlDeviceGetMigMode"), "current")));
     return current == 1;  // NVML_DEVICE_MIG_ENABLE
   }
   StatusOr<unsigned> MaxMigDeviceCount(NvmlDevice d) override {
+    const auto reading = Reading();
     return Uint32(Call(d, "nvmlDeviceGetMaxMigDeviceCount"));
   }
   StatusOr<NvmlDevice> MigDeviceByIndex(NvmlDevice parent,
                                         unsigned index) override;
   StatusOr<unsigned> GpuInstanceId(NvmlDevice d) override {
+    const auto reading = Reading();
     return Uint32(Call(d, "nvmlDeviceGetGpuInstanceId"));
   }
   StatusOr<unsigned> ComputeInstanceId(NvmlDevice d) override {
+    const auto reading = Reading();
     return Uint32(Call(d, "nvmlDeviceGetComputeInstanceId"));
   }
   StatusOr<NvmlDeviceAttributes> Attributes(NvmlDevice d) override;
@@ -171,6 +202,11 @@ class NvmlReplayImpl final : public NvmlReplay {
     std::string call;
   };
 
+  // Held by every call for as long as it reads the document, so Load (which
+  // takes it exclusively) never frees what a call is reading.
+  std::shared_lock<std::shared_mutex> Reading() const {
+    return std::shared_lock(mu_);
+  }
   const Value& devices() const { return (*doc_)["devices"]; }
   // The object of device `d`: a GPU, or one of its "migDevices"; nullptr
   // when there is none (the caller reports it).
@@ -226,6 +262,7 @@ class NvmlReplayImpl final : public NvmlReplay {
   StatusOr<unsigned> Uint32(const Located& at) const;
   StatusOr<std::string> String(const Located& at) const;
 
+  mutable std::shared_mutex mu_;
   std::unique_ptr<rapidjson::Document> doc_;
   std::string path_;
   int init_count_ = 0;

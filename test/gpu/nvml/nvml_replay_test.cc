@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "gpu/nvml/nvml_api.h"
 #include "gpu/nvml/nvml_source.h"
@@ -171,6 +174,40 @@ TEST(NvmlReplayTest, RejectsFilesThatAreNotReplays) {
   EXPECT_FALSE((*replay)->Load(broken).ok());
   ASSERT_TRUE((*replay)->Init().ok());
   EXPECT_EQ(*(*replay)->DriverVersion(), "595.80");
+}
+
+// A GPU swapped while the agent samples: calls on other threads see the old
+// machine or the new one, never a freed document (ASan and TSan check it).
+TEST(NvmlReplayTest, LoadWhileOtherThreadsCallIsSafe) {
+  auto replay = NvmlReplay::Open(Fixture("h100_8x_550.90.07.json"));
+  ASSERT_TRUE(replay.ok()) << replay.status();
+  ASSERT_TRUE((*replay)->Init().ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int> answered{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&] {
+      while (!stop.load()) {
+        auto d = (*replay)->DeviceByIndex(0);
+        if (!d.ok()) continue;
+        auto clock = (*replay)->ClockMhz(*d, NvmlClock::kSm);
+        auto name = (*replay)->Name(*d);
+        auto memory = (*replay)->Memory(*d);
+        if (clock.ok() && name.ok() && memory.ok()) ++answered;
+      }
+    });
+  }
+  const std::string machines[] = {Fixture("l40s_595.80.json"),
+                                  Fixture("h100_8x_550.90.07.json")};
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE((*replay)->Load(machines[i % 2]).ok());
+  }
+  // Every reader answers from a machine after the swaps too.
+  const int before = answered.load();
+  while (answered.load() < before + 30) std::this_thread::yield();
+  stop = true;
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ((*replay)->init_count(), 1);
 }
 
 TEST(NvmlReplayTest, AGpuWithoutANameGetsOneFromItsPciIds) {
