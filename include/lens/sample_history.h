@@ -43,9 +43,15 @@ struct SampleHistoryOptions {
   // How long the owner keeps points: the store does not prune by itself;
   // its owner calls PruneSamples(now - retention) from time to time.
   std::chrono::hours retention{24 * 7};
-  // Series the history holds at most; samples of new series beyond it are
-  // refused (kResourceExhausted) while known series are still written.
+  // Series the history holds at most. At the limit, a new series takes the
+  // place of the oldest series with no point within evict_after of now (by
+  // the wall clock, either side: a series dated in the future holds no
+  // place either), so series written once and abandoned (a flood of junk,
+  // pods long gone) cannot lock out live ones; with no such series, samples
+  // of new series are refused (kResourceExhausted) while known series are
+  // still written. evict_after 0: never evict.
   size_t max_series = 100000;
+  std::chrono::milliseconds evict_after{std::chrono::minutes(15)};
 };
 
 struct SampleQuery {
@@ -76,6 +82,7 @@ struct SampleHistoryStats {
   uint64_t samples_written = 0;  // points written (after rounding)
   uint64_t samples_refused = 0;  // samples of series refused over max_series
   uint64_t series_refused = 0;   // new series refused, once per call
+  uint64_t series_evicted = 0;   // stale series removed to make room
 };
 
 // Thread-safe. Appends are serialised: one at a time per database (a row
@@ -97,6 +104,8 @@ class LENS_EXPORT SampleRepository {
   // empty metric, a name over 253 bytes, labels over 2,048 bytes as JSON, a
   // negative time, bad options), naming the sample; kResourceExhausted when
   // new series were refused over max_series (the others' samples written).
+  // At the limit, stale series are evicted first (evict_after above); a
+  // search that found none is not repeated for 10 s.
   Status AppendSamples(std::span<const MetricSample> samples,
                        const SampleHistoryOptions& options = {});
 

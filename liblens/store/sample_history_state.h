@@ -3,6 +3,7 @@
 #ifndef LENS_STORE_SAMPLE_HISTORY_STATE_H_
 #define LENS_STORE_SAMPLE_HISTORY_STATE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <span>
@@ -53,6 +54,8 @@ struct SampleRepository::State {
   store::SeriesCache cache;
   std::mutex mu;
   SampleHistoryStats stats;  // GUARDED_BY(mu)
+  // No search for stale series before this (one found none).
+  std::chrono::steady_clock::time_point next_eviction;  // GUARDED_BY(mu)
 };
 
 }  // namespace lens

@@ -1,8 +1,10 @@
 // The sample history's writer: sample_series, samples (queries and pruning:
 // sample_query.cc).
+#include <chrono>
 #include <cmath>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "lens/store.h"
@@ -85,14 +87,55 @@ struct Resolved {
   std::vector<int64_t> ids;     // per series of Prepared; 0: refused
   std::vector<uint32_t> fresh;  // series found or created in the database
   size_t refused = 0;
+  int64_t evicted = 0;          // stale series removed to make room
+  bool eviction_tried = false;
 };
 
+// At the limit: deletes up to `want` series (oldest first) that have no
+// point in [now - evict_after, now + evict_after], and their points, except
+// the series this call writes to (`keep`); returns how many went.
+StatusOr<int64_t> EvictStale(Conn& c, const SampleHistoryOptions& o,
+                             size_t want, const std::vector<int64_t>& keep) {
+  std::unordered_set<int64_t> kept;
+  for (const int64_t id : keep) {
+    if (id != 0) kept.insert(id);
+  }
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const int64_t span = o.evict_after.count();
+  const Param q[] = {now - span, now + span,
+                     static_cast<int64_t>(want + kept.size())};
+  Rows victims;
+  LENS_RETURN_IF_ERROR(c.Execute(
+      "SELECT id FROM sample_series s WHERE NOT EXISTS (SELECT 1 FROM "
+      "samples p WHERE p.series_id = s.id AND p.ts_ms BETWEEN $1 AND $2) "
+      "ORDER BY id LIMIT $3",
+      q, &victims));
+  int64_t gone = 0;
+  for (size_t i = 0; i < victims.size() && static_cast<size_t>(gone) < want;
+       ++i) {
+    if (kept.count(victims.Int(i, 0)) != 0) continue;
+    const Param id[] = {victims.Int(i, 0)};
+    LENS_RETURN_IF_ERROR(
+        c.Execute("DELETE FROM samples WHERE series_id = $1", id));
+    LENS_RETURN_IF_ERROR(
+        c.Execute("DELETE FROM sample_series WHERE id = $1", id));
+    ++gone;
+  }
+  return gone;
+}
+
 // Finds the `missing` series in the database, creating those not there
-// while it holds fewer than `max_series`.
-Status LookUpOrCreate(Conn& c, const Prepared& p, size_t max_series,
+// while it holds fewer than `max_series` (evicting stale series once when
+// it is full, unless `may_evict` is false).
+Status LookUpOrCreate(Conn& c, const Prepared& p,
+                      const SampleHistoryOptions& o, bool may_evict,
                       std::span<const uint32_t> missing, Resolved* r) {
   std::optional<int64_t> count;
-  for (const uint32_t i : missing) {
+  bool tried_eviction = !may_evict || o.evict_after.count() <= 0;
+  for (size_t m = 0; m < missing.size(); ++m) {
+    const uint32_t i = missing[m];
     const std::string_view key = *p.series[i];
     const Param q[] = {key.substr(0, p.metric_bytes[i]),
                        key.substr(p.metric_bytes[i] + 1)};
@@ -107,7 +150,15 @@ Status LookUpOrCreate(Conn& c, const Prepared& p, size_t max_series,
             c.Execute("SELECT count(*) FROM sample_series", {}, &all));
         count = all.Int(0, 0);
       }
-      if (*count >= static_cast<int64_t>(max_series)) {
+      if (*count >= static_cast<int64_t>(o.max_series) && !tried_eviction) {
+        tried_eviction = true;
+        r->eviction_tried = true;
+        LENS_ASSIGN_OR_RETURN(const int64_t gone,
+                              EvictStale(c, o, missing.size() - m, r->ids));
+        r->evicted += gone;
+        *count -= gone;
+      }
+      if (*count >= static_cast<int64_t>(o.max_series)) {
         ++r->refused;
         continue;
       }
@@ -120,6 +171,12 @@ Status LookUpOrCreate(Conn& c, const Prepared& p, size_t max_series,
     r->ids[i] = found.Int(0, 0);
     r->fresh.push_back(i);
   }
+  if (r->evicted == 0) return OkStatus();
+  // Writers drop the ids they cached (sample_history_state.h); this call's
+  // own ids were read after the eviction.
+  LENS_RETURN_IF_ERROR(c.Execute(
+      "UPDATE sample_history_state SET generation = generation + 1", {}));
+  ++r->generation;
   return OkStatus();
 }
 
@@ -208,13 +265,22 @@ Status SampleRepository::AppendSamples(std::span<const MetricSample> samples,
   if (p.points.empty()) return OkStatus();
   Resolved r;
   size_t written = 0;
+  // A search for stale series that found none is not repeated for 10 s: a
+  // full history of live series would otherwise scan every series on every
+  // write that brings a new one.
+  const auto now = std::chrono::steady_clock::now();
+  bool may_evict;
+  {
+    std::lock_guard lock(state_->mu);
+    may_evict = now >= state_->next_eviction;
+  }
   LENS_RETURN_IF_ERROR(state_->db->Write([&](Conn& c) -> Status {
     r = {};  // a retried transaction starts over
     r.ids.assign(p.series.size(), 0);
     LENS_ASSIGN_OR_RETURN(r.generation, store::LockSampleHistory(c));
     const std::vector<uint32_t> missing =
         state_->cache.Find(r.generation, p.series, &r.ids);
-    LENS_RETURN_IF_ERROR(LookUpOrCreate(c, p, options.max_series, missing, &r));
+    LENS_RETURN_IF_ERROR(LookUpOrCreate(c, p, options, may_evict, missing, &r));
     LENS_ASSIGN_OR_RETURN(written, WritePoints(c, p, r.ids));
     return OkStatus();
   }));
@@ -228,6 +294,10 @@ Status SampleRepository::AppendSamples(std::span<const MetricSample> samples,
     state_->stats.samples_written += written;
     state_->stats.samples_refused += refused_samples;
     state_->stats.series_refused += r.refused;
+    state_->stats.series_evicted += static_cast<uint64_t>(r.evicted);
+    if (r.eviction_tried && r.evicted == 0) {
+      state_->next_eviction = now + std::chrono::seconds(10);
+    }
   }
   if (r.refused == 0) return OkStatus();
   return ResourceExhaustedError(
@@ -235,8 +305,8 @@ Status SampleRepository::AppendSamples(std::span<const MetricSample> samples,
       std::to_string(refused_samples) +
       " samples): the sample history holds its limit of " +
       std::to_string(options.max_series) +
-      " series (SampleHistoryOptions::max_series); the samples of known "
-      "series were written");
+      " series (SampleHistoryOptions::max_series), none of them stale; the "
+      "samples of known series were written");
 }
 
 }  // namespace lens

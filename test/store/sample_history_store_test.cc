@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -253,6 +254,7 @@ TEST_P(SampleHistoryStore, NewSeriesOverTheBoundAreRefusedAndCounted) {
   SampleRepository& h = store_->samples();
   SampleHistoryOptions small;
   small.max_series = 2;
+  small.evict_after = std::chrono::milliseconds(0);  // kMs0 is long past
   const MetricSample batch[] = {
       Sample("m", {{"s", "1"}}, kMs0, 1), Sample("m", {{"s", "2"}}, kMs0, 2),
       Sample("m", {{"s", "3"}}, kMs0, 3), Sample("m", {{"s", "3"}}, kMs0, 4)};
@@ -277,6 +279,7 @@ TEST_P(SampleHistoryStore, NewSeriesOverTheBoundAreRefusedAndCounted) {
 TEST_P(SampleHistoryStore, ConcurrentWritersKeepTheBoundExactly) {
   SampleHistoryOptions bound;
   bound.max_series = 120;
+  bound.evict_after = std::chrono::milliseconds(0);
   std::vector<std::thread> threads;
   std::atomic<int> exhausted{0};
   for (int t = 0; t < 4; ++t) {
@@ -309,6 +312,66 @@ TEST_P(SampleHistoryStore, ConcurrentWritersKeepTheBoundExactly) {
   EXPECT_GT(exhausted.load(), 0);
   EXPECT_EQ(store_->samples().stats().series_refused, 90u);
   EXPECT_EQ((*Query("m", {{"shared", "3"}}))[0].points.size(), 5u);
+}
+
+// A flood of series written once cannot lock live ones out: at the bound, a
+// new series takes the place of the oldest series with no recent point (or
+// one dated far ahead), never of a live one or of a series the same write
+// brings samples for.
+TEST_P(SampleHistoryStore, StaleSeriesMakeRoomForNewOnesLiveOnesDoNot) {
+  SampleRepository& h = store_->samples();
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const int64_t hour = 3600000;
+  SampleHistoryOptions o;
+  o.max_series = 4;
+  o.evict_after = std::chrono::minutes(15);
+  // The junk: written an hour ago, and one dated a day ahead.
+  const MetricSample junk[] = {
+      Sample("m", {{"junk", "1"}}, now - hour, 1),
+      Sample("m", {{"junk", "2"}}, now - hour, 2),
+      Sample("m", {{"junk", "3"}}, now + 24 * hour, 3)};
+  ASSERT_TRUE(h.AppendSamples(junk, o).ok());
+  const MetricSample live = Sample("m", {{"real", "0"}}, now, 0);
+  ASSERT_TRUE(h.AppendSamples(std::span(&live, 1), o).ok());  // 4 of 4
+  // Three new live series arrive at the bound: the three junk series go,
+  // oldest first; the live one stays.
+  const MetricSample real[] = {Sample("m", {{"real", "1"}}, now, 1),
+                               Sample("m", {{"real", "2"}}, now, 2),
+                               Sample("m", {{"real", "3"}}, now, 3)};
+  ASSERT_TRUE(h.AppendSamples(real, o).ok());
+  EXPECT_EQ(h.stats().series_evicted, 3u);
+  auto got = Query("m", {}, 0, now + 48 * hour);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 4u);
+  for (const SeriesSamples& s : *got) {
+    EXPECT_EQ(s.labels[0].first, "real") << s.labels[0].second;
+  }
+  // Full of live series: a new one is refused, nothing evicted.
+  const MetricSample more = Sample("m", {{"real", "4"}}, now, 4);
+  EXPECT_EQ(h.AppendSamples(std::span(&more, 1), o).code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_EQ(h.stats().series_evicted, 3u);
+  EXPECT_EQ(Query("m", {}, 0, now + hour)->size(), 4u);
+  // A stale series that this very write brings a (late) sample for is not
+  // evicted to make room for another series in the same write.
+  SampleHistoryOptions one;
+  one.max_series = 1;
+  one.evict_after = std::chrono::minutes(15);
+  auto fresh_store = Store::Open(db_->url());
+  ASSERT_TRUE(fresh_store.ok());
+  ASSERT_TRUE((*fresh_store)->samples().PruneSamples(now + 48 * hour).ok());
+  const MetricSample old = Sample("k", {{"s", "old"}}, now - hour, 1);
+  ASSERT_TRUE(h.AppendSamples(std::span(&old, 1), one).ok());
+  const MetricSample both[] = {Sample("k", {{"s", "old"}}, now - hour + 15000, 2),
+                               Sample("k", {{"s", "new"}}, now, 3)};
+  EXPECT_EQ(h.AppendSamples(both, one).code(), StatusCode::kResourceExhausted);
+  auto k = Query("k", {}, 0, now + hour);
+  ASSERT_TRUE(k.ok()) << k.status();
+  ASSERT_EQ(k->size(), 1u);
+  EXPECT_EQ((*k)[0].labels[0].second, "old");
+  EXPECT_EQ((*k)[0].points.size(), 2u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SampleHistoryStore,
