@@ -257,6 +257,7 @@ Status Controller::Run() {
     {
       std::lock_guard<std::mutex> l(s.mu);
       s.stats.leader = leading;
+      ++s.stats.turns;
     }
     if (leading && !was_leader) s.QueueEverything();
     was_leader = leading;

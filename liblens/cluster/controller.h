@@ -70,6 +70,7 @@ struct ControllerStats {
   uint64_t owner_errors = 0;
   uint64_t write_errors = 0;
   uint64_t flushes = 0;
+  uint64_t turns = 0;  // writer loop turns, leading or not
   double flush_seconds_total = 0;
   double last_flush_seconds = 0;
   bool leader = false;

@@ -375,8 +375,14 @@ TEST_P(ControllerTest, AMissedRenewalLosesNoDeletion) {
   ASSERT_TRUE(WaitUntil([&] { return Stored(kPyTorchJobUid, 4); }));
   leads = false;
   ASSERT_TRUE(WaitUntil([&] { return !controller->Stats().leader; }));
+  const uint64_t events = controller->Stats().pods.events;
   ASSERT_TRUE(server_.Delete("v1", "Pod", "ml", "llama-pretrain-worker-2"));
-  std::this_thread::sleep_for(milliseconds(300));
+  // The informer applied the deletion, then the writer took two turns with
+  // it queued (the first may have begun before): a follower wrote nothing.
+  ASSERT_TRUE(
+      WaitUntil([&] { return controller->Stats().pods.events > events; }));
+  const uint64_t turns = controller->Stats().turns;
+  ASSERT_TRUE(WaitUntil([&] { return controller->Stats().turns >= turns + 2; }));
   EXPECT_FALSE(Pod("ml", "llama-pretrain-worker-2")->deleted)
       << "a follower writes nothing";
   leads = true;
