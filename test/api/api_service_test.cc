@@ -126,11 +126,13 @@ TEST_F(ApiServiceTest, DaemonRefusesBadConfigurationWithTwo) {
 }
 
 TEST_F(ApiServiceTest, DaemonServesAndStopsOnSigterm) {
-  const int port = test::FreeLoopbackPort();
   pid_ = test::Spawn({LENS_API_BIN, "--database", database_, "--listen",
-                      "127.0.0.1:" + std::to_string(port), "--cluster", "lab"},
+                      "127.0.0.1:0", "--cluster", "lab"},
                      dir_ + "/api.log");
   ASSERT_GT(pid_, 0);
+  auto bound = test::WaitForLoggedPort(dir_ + "/api.log", pid_, "http=");
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  const int port = *bound;
   ASSERT_TRUE(WaitHealthy(port)) << test::ReadFile(dir_ + "/api.log");
   httplib::Client client("127.0.0.1", port);
   auto clusters = client.Get("/api/v1/clusters");
@@ -154,16 +156,17 @@ TEST_F(ApiServiceTest, DaemonServesAndStopsOnSigterm) {
 // `lens up` on a plain machine: the dashboard's URL printed, the API over
 // its store; Ctrl-C stops it and the next start finds the same store.
 TEST_F(ApiServiceTest, LensUpServesTheDashboardOverItsStore) {
-  const int port = test::FreeLoopbackPort();
   for (int start = 0; start < 2; ++start) {
     const std::string log = dir_ + "/up" + std::to_string(start) + ".log";
     pid_ = test::Spawn(
         {LENS_CLI_BIN, "up", "--database", database_, "--listen", "127.0.0.1:0",
          "--flows-listen", "127.0.0.1:0", "--jobs-listen", "127.0.0.1:0",
-         "--telemetry-listen", "127.0.0.1:0", "--api-listen",
-         "127.0.0.1:" + std::to_string(port)},
+         "--telemetry-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0"},
         log);
     ASSERT_GT(pid_, 0);
+    auto bound = test::WaitForLoggedPort(log, pid_, "dashboard at ");
+    ASSERT_TRUE(bound.ok()) << bound.status();
+    const int port = *bound;
     ASSERT_TRUE(WaitHealthy(port)) << test::ReadFile(log);
     httplib::Client client("127.0.0.1", port);
     auto nodes = client.Get("/api/v1/nodes");
@@ -199,14 +202,16 @@ TEST_F(ApiServiceTest, LensUpLogsBecomeAWorkloadWithItsRuns) {
   const std::string log =
       std::filesystem::absolute(std::string(LENS_SOURCE_DIR) +
                                 "/examples/logs/megatron_lm_gpt_8b_resume.log");
-  const int port = test::FreeLoopbackPort();
   pid_ = test::Spawn(
       {LENS_CLI_BIN, "up", "--database", database_, "--listen", "127.0.0.1:0",
        "--flows-listen", "127.0.0.1:0", "--jobs-listen", "127.0.0.1:0",
-       "--telemetry-listen", "127.0.0.1:0", "--api-listen",
-       "127.0.0.1:" + std::to_string(port), "--logs", log},
+       "--telemetry-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
+       "--logs", log},
       dir_ + "/up.log");
   ASSERT_GT(pid_, 0);
+  auto bound = test::WaitForLoggedPort(dir_ + "/up.log", pid_, "dashboard at ");
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  const int port = *bound;
   ASSERT_TRUE(WaitHealthy(port)) << test::ReadFile(dir_ + "/up.log");
   httplib::Client client("127.0.0.1", port);
   std::string body;

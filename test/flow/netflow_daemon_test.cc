@@ -41,13 +41,18 @@ class NetflowDaemonTest : public ::testing::Test {
     ASSERT_TRUE(test::WriteFile(dir_ + "/policy.yaml",
                                 "k8sSvc: [10.96.0.0/12]\nresolvConf: \"\"\n")
                     .ok());
-    port_ = test::FreeLoopbackPort();
     pid_ = test::Spawn(
-        {LENS_NETFLOW_BIN, "--listen", "127.0.0.1:" + std::to_string(port_),
+        {LENS_NETFLOW_BIN, "--listen", "127.0.0.1:0",
          "--interval", "0.2", "--policy", dir_ + "/policy.yaml",
          "--bearer-token-file", dir_ + "/token", "--bpf-stats-window", "1",
          "--bpf-stats-period", "1"},
         dir_ + "/netflow.log", /*stdout_too=*/false);
+    auto bound = test::WaitForLoggedPort(dir_ + "/netflow.log", pid_, "http=");
+    if (!bound.ok()) {
+      if (bound.status().code() == StatusCode::kUnavailable) pid_ = -1;
+      FAIL() << "lens-netflow: " << bound.status();
+    }
+    port_ = *bound;
     client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
     for (int i = 0; i < 200; ++i) {
       auto r = client_->Get("/healthz");

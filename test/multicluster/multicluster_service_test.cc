@@ -429,17 +429,18 @@ TEST_F(MultiClusterDaemonTest, RefusesBadConfigurationWithTwo) {
 }
 
 TEST_F(MultiClusterDaemonTest, PublishesAndStopsOnSigterm) {
-  const int port = test::FreeLoopbackPort();
   const std::string log = (dir_ / "daemon.log").string();
   pid_ = test::Spawn({LENS_MULTICLUSTER_BIN, "--config",
                       Config("logging: {level: debug}\n"
                              "multiCluster:\n  kubeconfig: " +
                              kubeconfig_ +
                              "\n  refresh: 1s\n  identity: daemon-1\n"
-                             "  listenAddress: 127.0.0.1:" +
-                             std::to_string(port) + "\n")},
+                             "  listenAddress: 127.0.0.1:0\n")},
                      log);
   ASSERT_GT(pid_, 0);
+  auto bound = test::WaitForLoggedPort(log, pid_, "http=");
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  const int port = *bound;
   ASSERT_TRUE(WaitUntil([&] { return Published(*w_.home).size() == 2; },
                         milliseconds(20000)))
       << test::ReadFile(log);

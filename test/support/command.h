@@ -76,6 +76,11 @@ StatusOr<std::string> WaitForLoggedUrl(
     const std::string& log, pid_t pid, std::string_view key,
     std::chrono::steady_clock::duration timeout = std::chrono::seconds(60));
 
+// The port of WaitForLoggedUrl()'s address.
+StatusOr<int> WaitForLoggedPort(
+    const std::string& log, pid_t pid, std::string_view key,
+    std::chrono::steady_clock::duration timeout = std::chrono::seconds(60));
+
 // RunCommand(); an exit status other than 0 is an error carrying stderr.
 StatusOr<std::string> RunChecked(const std::vector<std::string>& argv);
 

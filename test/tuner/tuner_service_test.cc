@@ -217,15 +217,17 @@ TEST_F(TunerServiceTest, DaemonRefusesBadConfigurationWithTwo) {
 }
 
 TEST_F(TunerServiceTest, DaemonServesAndStopsOnSigterm) {
-  const int port = test::FreeLoopbackPort();
   const std::string log = (root_ / "tuner.log").string();
   pid_ = test::Spawn(
-      {LENS_TUNER_BIN, "--listen", "127.0.0.1:" + std::to_string(port),
+      {LENS_TUNER_BIN, "--listen", "127.0.0.1:0",
        "--proc-root", options_.spec.proc_root, "--etc-root",
        options_.spec.etc_root, "--sysctls", "vm.max_map_count=262144",
        "--interval", "1"},
       log);
   ASSERT_GT(pid_, 0);
+  auto bound = test::WaitForLoggedPort(log, pid_, "http=");
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  const int port = *bound;
   httplib::Client client("127.0.0.1", port);
   bool healthy = false;
   for (int i = 0; i < 200 && !healthy; ++i) {
