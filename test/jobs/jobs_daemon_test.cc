@@ -124,11 +124,12 @@ class JobsDaemonTest : public ::testing::Test {
 
   // Starts `argv` with stdout and stderr to `name`.log (killed with the
   // test if it dies first) and waits until `port` serves /healthz.
+  // Starts `argv` (which binds port 0) and reads the port it got from its
+  // log: the first "<key>http://...".
   Child& Spawn(const std::vector<std::string>& argv, const std::string& name,
-               int port) {
+               std::string_view key) {
     Child& c = children_.emplace_back();
     c.log = dir_ + "/" + name + ".log";
-    c.port = port;
     // Built before fork: the API server's threads may hold malloc's locks.
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -143,6 +144,9 @@ class JobsDaemonTest : public ::testing::Test {
       (void)!::write(2, "execv failed\n", 13);
       ::_exit(127);
     }
+    auto port = test::WaitForLoggedPort(c.log, c.pid, key);
+    EXPECT_TRUE(port.ok()) << name << ": " << port.status();
+    c.port = port.ok() ? *port : 0;
     EXPECT_TRUE(WaitUntil([&] { return Get(c, "/healthz") == "ok\n"; }))
         << test::ReadFile(c.log);
     return c;
@@ -180,28 +184,26 @@ class JobsDaemonTest : public ::testing::Test {
   Child& StartAgent() {
     const std::string host =
         std::string(LENS_FIXTURES_DIR) + "/hosts/mi300x-8x-mlx5";
-    const int port = test::FreeLoopbackPort();
     // env(1) execs the agent in its own process, with NODE_NAME set.
     return Spawn(
         {"/usr/bin/env", std::string("NODE_NAME=") + kNode, LENS_NODE_AGENT_BIN,
          "--sysfs-root", host + "/sys", "--procfs-root", host + "/proc",
-         "--dev-root", host + "/dev", "--listen", Loopback(port), "--interval",
+         "--dev-root", host + "/dev", "--listen", "127.0.0.1:0", "--interval",
          "1", "--no-nvml", "--no-containers"},
-        "agent", port);
+        "agent", "url=");
   }
 
   // lens-jobs reading the agent, its jobs every 500ms, serving /healthz.
   Child& StartJobs(const Child& agent, const std::string& name,
                    std::vector<std::string> extra) {
-    const int port = test::FreeLoopbackPort();
     const std::string agents =
         std::string(kNode) + "=http://" + Loopback(agent.port);
     std::vector<std::string> argv = {
         LENS_JOBS_BIN,  "--config",      config_,       "--database",
         database_,      "--listen-grpc", "127.0.0.1:0", "--listen-http",
-        Loopback(port), "--agents",      agents};
+        "127.0.0.1:0",  "--agents",      agents};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    return Spawn(argv, name, port);
+    return Spawn(argv, name, "http=");
   }
 
   // kNode in the store: its agent_state (or why there is none) and the
