@@ -79,6 +79,10 @@ Processor::Processor(const TelemetryOptions& options, Store* store)
       "Samples written to the store's sample history (before resolution)");
   history_failures_ = counter("lens_telemetry_history_failures_total",
                               "Sample history writes that failed");
+  history_evicted_ = counter(
+      "lens_telemetry_history_evicted_series_total",
+      "Stale series the sample history removed at sampleMaxSeries to make "
+      "room for new ones");
   ingest_seconds_ = *metrics_.AddHistogram(
       "lens_telemetry_ingest_seconds",
       "Time to decode, enrich and queue one remote-write request",
@@ -322,8 +326,13 @@ Status Processor::AppendHistory(Worker& w) {
   // refused; the request itself is fine, the refusal is counted
   // (dropped{reason="history_full"}) and logged at most once a minute.
   auto append = [&](std::span<const MetricSample> samples) {
-    const uint64_t before = store_->samples().stats().samples_refused;
+    const SampleHistoryStats stats = store_->samples().stats();
+    const uint64_t before = stats.samples_refused;
     Status st = store_->samples().AppendSamples(samples, ho);
+    if (const uint64_t evicted =
+            store_->samples().stats().series_evicted - stats.series_evicted) {
+      history_evicted_->Add(static_cast<double>(evicted));
+    }
     if (st.code() != StatusCode::kResourceExhausted) return st;
     Drop("history_full", store_->samples().stats().samples_refused - before);
     const int64_t now = NowMs();

@@ -98,7 +98,7 @@ class Processor final : public TelemetryProcessor {
   CounterFamily* requests_ = nullptr;  // {kind, code}
   CounterFamily* dropped_ = nullptr;   // {reason}
   std::shared_ptr<Counter> samples_in_, samples_enriched_, series_split_,
-      bytes_in_, history_samples_, history_failures_;
+      bytes_in_, history_samples_, history_failures_, history_evicted_;
   std::shared_ptr<Histogram> ingest_seconds_;
 };
 
