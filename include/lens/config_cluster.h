@@ -72,9 +72,12 @@ struct LENS_EXPORT JobsOptions {
   int agent_port = 8989;
   std::string agent_scheme = "http";
   // `agentTokenFile`: the agents' bearer token; `agentCaFile`: their CA;
-  // `agentInsecureSkipTlsVerify`; `agentTimeout` per request.
+  // `agentTlsServerName`: the name their certificate holds, verified in
+  // place of the pod IP; `agentInsecureSkipTlsVerify`; `agentTimeout` per
+  // request.
   std::string agent_token_file;
   std::string agent_ca_file;
+  std::string agent_tls_server_name;
   bool agent_insecure_skip_tls_verify = false;
   std::chrono::milliseconds agent_timeout{5000};
   // `<job>Interval`: how often each job runs (a run may take 90% of it).

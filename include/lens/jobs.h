@@ -67,6 +67,9 @@ struct LENS_EXPORT ScheduledJobsOptions {
   // The agents' bearer token and TLS trust (their CA; or no verification).
   std::string agent_token;
   std::string agent_ca_file;
+  // The name the agents' certificate holds, verified in place of their pod
+  // IP (KubeConnection::tls_server_name); empty: the address is verified.
+  std::string agent_tls_server_name;
   bool agent_insecure_skip_tls_verify = false;
   std::chrono::milliseconds agent_timeout{5000};
   int agent_concurrency = 16;  // agents read at once

@@ -42,6 +42,13 @@ struct LENS_EXPORT KubeConnection {
   std::string client_key_file;
   std::string client_key_pem;
   bool insecure_skip_tls_verify = false;
+  // The name the server's certificate must hold (and the TLS SNI), when it
+  // is not the host of `server`: a server reached at an address no
+  // certificate could name ahead (a pod IP) that holds a certificate for a
+  // fixed name. The connection still goes to `server`'s host and port. Only
+  // for https; empty: `server`'s host is verified. (Kubeconfig's
+  // `tls-server-name` means the same; LoadKubeconfig does not read it yet.)
+  std::string tls_server_name;
   // Where it came from, for messages: "kubeconfig /path (context ctx)" or
   // "in-cluster".
   std::string origin;

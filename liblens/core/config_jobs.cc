@@ -113,6 +113,8 @@ constexpr FieldRule<JobsOptions> kJobsRules[] = {
     {"agentScheme", FieldText<JobsOptions, &JobsOptions::agent_scheme>},
     {"agentTokenFile", FieldText<JobsOptions, &JobsOptions::agent_token_file>},
     {"agentCaFile", FieldText<JobsOptions, &JobsOptions::agent_ca_file>},
+    {"agentTlsServerName",
+     FieldText<JobsOptions, &JobsOptions::agent_tls_server_name>},
     {"agentInsecureSkipTlsVerify",
      DecodeJobsFlag<&JobsOptions::agent_insecure_skip_tls_verify>},
     {"agentTimeout", DecodeJobsDuration<&JobsOptions::agent_timeout>},

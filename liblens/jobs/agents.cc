@@ -183,6 +183,7 @@ Status AgentPool::Discover() {
     c.server = t.url;
     c.token = options_.agent_token;
     c.ca_file = options_.agent_ca_file;
+    c.tls_server_name = options_.agent_tls_server_name;
     c.insecure_skip_tls_verify = options_.agent_insecure_skip_tls_verify;
     c.origin = "node agent of " + t.node;
     KubeClientOptions o;

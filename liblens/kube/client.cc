@@ -128,6 +128,11 @@ class CurlKubeClient final : public KubeClient {
       return InvalidArgumentError("Kubernetes server \"" + server_ +
                                   "\": expected an http:// or https:// URL");
     }
+    request_base_ = server_;
+    if (!connection_.tls_server_name.empty() &&
+        server_.rfind("https://", 0) == 0) {
+      LENS_RETURN_IF_ERROR(NameServer());
+    }
     // Both set: the token wins, as kubectl has it.
     if (!connection_.token.empty()) connection_.token_file.clear();
     for (const std::string* file :
@@ -141,6 +146,42 @@ class CurlKubeClient final : public KubeClient {
       LENS_RETURN_IF_ERROR(Token().status());
     }
     InitCurlOnce();
+    return OkStatus();
+  }
+
+  // `tls_server_name`: requests go to https://<name>:<port>, so libcurl
+  // sends the name as SNI and verifies the certificate against it, and
+  // CURLOPT_CONNECT_TO sends the connection to `server`'s host and port
+  // (libcurl has no option to verify a name other than the URL's host).
+  Status NameServer() {
+    const size_t authority = std::strlen("https://");
+    const size_t slash = server_.find('/', authority);
+    const std::string host_port = server_.substr(
+        authority,
+        slash == std::string::npos ? std::string::npos : slash - authority);
+    const std::string rest =
+        slash == std::string::npos ? "" : server_.substr(slash);
+    const size_t bracket = host_port.rfind(']');
+    const size_t colon = host_port.rfind(':');
+    std::string host = host_port;
+    std::string port = "443";
+    if (colon != std::string::npos &&
+        (bracket == std::string::npos || colon > bracket)) {
+      host = host_port.substr(0, colon);
+      port = host_port.substr(colon + 1);
+    }
+    const std::string& name = connection_.tls_server_name;
+    if (host.empty() || port.empty() ||
+        name.find_first_of(":/[]@ ") != std::string::npos) {
+      return InvalidArgumentError(
+          "TLS server name \"" + name + "\" for " + server_ + " (" +
+          connection_.origin + "): expected a host name and https://host:port");
+    }
+    request_base_ = "https://" + name + ":" + port + rest;
+    curl_slist* list = curl_slist_append(
+        nullptr, (name + ":" + port + ":" + host + ":" + port).c_str());
+    if (!list) return InternalError("curl_slist_append: out of memory");
+    connect_to_.reset(list);
     return OkStatus();
   }
 
@@ -283,7 +324,7 @@ class CurlKubeClient final : public KubeClient {
   Status Setup(CURL* curl, std::string_view method, std::string_view path,
                std::string_view body, std::string_view accept, Transfer* t,
                std::unique_ptr<curl_slist, SlistDeleter>* headers) {
-    const std::string url = server_ + std::string(path);
+    const std::string url = request_base_ + std::string(path);
     LENS_ASSIGN_OR_RETURN(std::string token, Token());
     curl_slist* list = nullptr;
     auto add = [&](const std::string& h) {
@@ -339,6 +380,7 @@ class CurlKubeClient final : public KubeClient {
       set(CURLOPT_SSL_VERIFYPEER, 0L);
       set(CURLOPT_SSL_VERIFYHOST, 0L);
     }
+    if (connect_to_) set(CURLOPT_CONNECT_TO, connect_to_.get());
     if (rc != CURLE_OK) {
       return InternalError(std::string(method) + " " + url +
                            ": curl_easy_setopt: " + curl_easy_strerror(rc));
@@ -367,6 +409,10 @@ class CurlKubeClient final : public KubeClient {
   KubeConnection connection_;
   KubeClientOptions options_;
   std::string server_;
+  // What request URLs start with: `server_`, or with `tls_server_name` its
+  // host, reached through `connect_to_` (NameServer()).
+  std::string request_base_;
+  std::unique_ptr<curl_slist, SlistDeleter> connect_to_;
   std::mutex mu_;
   std::vector<CURL*> idle_;  // GUARDED_BY(mu_)
   std::string token_;        // GUARDED_BY(mu_)

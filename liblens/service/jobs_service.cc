@@ -89,6 +89,7 @@ StatusOr<JobsServiceOptions> JobsServiceOptionsFromConfig(
         ReadBearerTokenFile(j.agent_token_file, "jobs.agentTokenFile"));
   }
   s.agent_ca_file = j.agent_ca_file;
+  s.agent_tls_server_name = j.agent_tls_server_name;
   s.agent_insecure_skip_tls_verify = j.agent_insecure_skip_tls_verify;
   s.agent_timeout = j.agent_timeout;
   auto schedule = [](std::chrono::milliseconds interval) {

@@ -30,6 +30,10 @@ const std::map<std::string, std::string> kTokenKey = {
     {"lens-telemetry", "telemetry"}, {"lens-api", "api"},
     {"lens-tuner", "node"},          {"lens-multicluster", "multicluster"}};
 
+// The Secrets whose items are the files scripts/make-node-certs.sh writes
+// (docs/deploy.md, "TLS on the node ports").
+const std::set<std::string> kCertSecrets = {"lens-node-tls", "lens-node-ca"};
+
 // TLS and a bearer token, as a service account's connection has.
 constexpr char kKubeconfig[] =
     "{apiVersion: v1, kind: Config, current-context: sa,\n"
@@ -76,6 +80,16 @@ DeployedCluster::DeployedCluster(const Rendered& rendered,
                                  const std::set<std::string>& skip)
     : rendered_(rendered), dir_(dir), skip_(skip) {
   fs::create_directories(dir_);
+  // The documented step that makes the node daemons' certificates.
+  node_certs_ = (fs::path(dir_) / "node-certs").string();
+  auto certs =
+      RunCommand({LENS_SOURCE_DIR "/scripts/make-node-certs.sh", node_certs_});
+  if (!certs.ok() || certs->wait_status != 0) {
+    error_ += "scripts/make-node-certs.sh: " +
+              (certs.ok() ? Describe(certs->wait_status) + ": " + certs->err
+                          : certs.status().message()) +
+              "\n";
+  }
   // One loopback port per container port of the Lens daemons (they are
   // distinct across daemons, as a node's host-network ports must be).
   ForEachContainer(rendered_, [&](const Value&, const Value&, const Value& c) {
@@ -114,6 +128,14 @@ void DeployedCluster::Prepare(const Value& workload, const Value& spec,
     for (const auto& v : spec["volumes"].GetArray()) {
       if (Str(v, "/name") == name) volume = &v;
     }
+    // A StatefulSet's claim: a directory of its own, like an emptyDir.
+    const Value* claims =
+        rapidjson::Pointer("/spec/volumeClaimTemplates").Get(workload);
+    if (!volume && claims) {
+      for (const auto& v : claims->GetArray()) {
+        if (Str(v, "/metadata/name") == name) volume = &v;
+      }
+    }
     if (!volume) {
       error_ += c.workload + ": no volume " + name + "\n";
       return;
@@ -146,6 +168,16 @@ void DeployedCluster::Prepare(const Value& workload, const Value& spec,
         if (secret == "lens-clusters-config") {
           // What lens-multicluster publishes, before it has any member.
           (void)WriteFile(path, "clusters: []\n");
+          continue;
+        }
+        if (kCertSecrets.count(secret)) {
+          const fs::path file = fs::path(node_certs_) / Str(item, "/key");
+          if (!fs::exists(file)) {
+            error_ += c.workload + ": " + secret + " has no " +
+                      Str(item, "/key") + "\n";
+            return;
+          }
+          (void)WriteFile(path, ReadFile(file.string()));
           continue;
         }
         std::string& token = tokens_[Str(item, "/key")];
@@ -198,6 +230,10 @@ void DeployedCluster::Prepare(const Value& workload, const Value& spec,
           std::regex("(0\\.0\\.0\\.0|[a-z0-9-]+\\.[a-z0-9-]+\\.svc):" +
                      std::to_string(port) + "\\b"),
           loopback);
+      // lens-jobs reaches the agents at their pod IP and this port.
+      text = std::regex_replace(
+          text, std::regex("agentPort: " + std::to_string(port) + "\\b"),
+          "agentPort: " + std::to_string(local));
     }
     return text;
   };
@@ -276,8 +312,11 @@ void DeployedCluster::Prepare(const Value& workload, const Value& spec,
   }
   for (const char* probe : {"livenessProbe", "readinessProbe"}) {
     if (container.HasMember(probe)) {
-      c.probes.emplace_back(Str(container[probe], "/httpGet/path"),
-                            Str(container[probe], "/httpGet/port"));
+      const Value& p = container[probe];
+      c.probes.push_back({Str(p, "/httpGet/path"), Str(p, "/httpGet/port"),
+                          Str(p, "/httpGet/scheme") == "HTTPS"});
+      c.http_port = c.probes.back().port;
+      c.https = c.probes.back().https;
     }
   }
   if (auto key = kTokenKey.find(c.workload); key != kTokenKey.end()) {
@@ -335,16 +374,24 @@ bool DeployedCluster::Running(DeployedContainer& c, std::string* why) {
 }
 
 int HttpGet(int port, const std::string& path, const std::string& token,
-            std::string* body) {
+            std::string* body, bool https) {
+  auto get = [&](auto& client) {
+    client.set_connection_timeout(std::chrono::seconds(2));
+    client.set_read_timeout(std::chrono::seconds(5));
+    httplib::Headers headers;
+    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+    auto result = client.Get(path, headers);
+    if (!result) return 0;
+    if (body) *body = result->body;
+    return result->status;
+  };
+  if (https) {
+    httplib::SSLClient client("127.0.0.1", port);
+    client.enable_server_certificate_verification(false);
+    return get(client);
+  }
   httplib::Client client("127.0.0.1", port);
-  client.set_connection_timeout(std::chrono::seconds(2));
-  client.set_read_timeout(std::chrono::seconds(5));
-  httplib::Headers headers;
-  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
-  auto result = client.Get(path, headers);
-  if (!result) return 0;
-  if (body) *body = result->body;
-  return result->status;
+  return get(client);
 }
 
 }  // namespace lens::test

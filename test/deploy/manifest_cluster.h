@@ -3,11 +3,14 @@
 // environment and lens.yaml the manifests give it. What Kubernetes would
 // provide is provided from the manifests too:
 // - every volume mount is a directory of the test: a ConfigMap's data files,
-//   a Secret's listed items (with generated tokens), an emptyDir; a hostPath
-//   is a fixture host (/sys, /proc, /dev) or an empty directory; paths in the
-//   arguments and in lens.yaml are rewritten from the mount path to it;
+//   a Secret's listed items (generated tokens; the node daemons' certificate
+//   and CA as scripts/make-node-certs.sh makes them), an emptyDir or a
+//   StatefulSet's volume claim; a hostPath is a fixture host (/sys, /proc,
+//   /dev) or an empty directory; paths in the arguments and in lens.yaml are
+//   rewritten from the mount path to it;
 // - every container port is a free loopback port ("0.0.0.0:<port>" in
-//   lens.yaml and Service names like lens-jobs.lens.svc:<port> are rewritten);
+//   lens.yaml, Service names like lens-jobs.lens.svc:<port> and lens-jobs'
+//   agentPort are rewritten);
 // - env from the downward API and Secrets (the database URL: a SQLite file
 //   per workload);
 // - the Kubernetes API: a test API server per workload that uses it, reached
@@ -30,6 +33,13 @@
 
 namespace lens::test {
 
+// An HTTP probe of a container.
+struct DeployedProbe {
+  std::string path;
+  std::string port;    // its name
+  bool https = false;  // scheme: HTTPS
+};
+
 struct DeployedContainer {
   std::string workload;  // "lens-jobs"
   std::string namespace_name;
@@ -39,8 +49,10 @@ struct DeployedContainer {
   std::vector<std::string> env;      // NAME=value
   std::map<std::string, int> ports;  // port name -> loopback port
   std::map<int, int> port_numbers;   // containerPort -> loopback port
-  // (path, port name) of each HTTP probe.
-  std::vector<std::pair<std::string, std::string>> probes;
+  std::vector<DeployedProbe> probes;
+  // The port its probes and /metrics are on, and whether it serves HTTPS.
+  std::string http_port;
+  bool https = false;
   std::map<std::string, std::string> host_paths;  // hostPath -> its stand-in
   // "<secret>/<key>" -> the file the pod sees it as.
   std::map<std::string, std::string> secret_files;
@@ -60,6 +72,10 @@ class DeployedCluster {
 
   // Empty when every Lens container was prepared; else what went wrong.
   const std::string& error() const { return error_; }
+  // Where scripts/make-node-certs.sh wrote the node daemons' CA and
+  // certificate (ca.crt, tls.crt, tls.key): the Secrets lens-node-tls and
+  // lens-node-ca.
+  const std::string& node_certs() const { return node_certs_; }
   // Starts them all, the jobs first (the node agents stream to it).
   void Start();
   // SIGTERM to each; the exit statuses (Describe()) by workload, each but
@@ -79,6 +95,7 @@ class DeployedCluster {
   std::string dir_;
   std::set<std::string> skip_;
   std::string error_;
+  std::string node_certs_;
   std::map<std::string, std::string> tokens_;  // lens-tokens key -> value
   std::map<int, int> service_ports_;           // containerPort -> loopback
   std::vector<DeployedContainer> containers_;
@@ -86,8 +103,10 @@ class DeployedCluster {
 };
 
 // An HTTP GET on loopback; the status (0 when nothing answered) and body.
+// `https`: over TLS, with no verification of the certificate (as the
+// kubelet's probes).
 int HttpGet(int port, const std::string& path, const std::string& token,
-            std::string* body = nullptr);
+            std::string* body = nullptr, bool https = false);
 
 }  // namespace lens::test
 

@@ -1,8 +1,11 @@
 // The rendered base run as processes (manifest_cluster.h): every daemon takes
 // the arguments, environment and lens.yaml the manifests give it, serves its
 // probes on the ports they name, guards its routes with the token from its
-// Secret, and stops cleanly; the jobs and the controller make exactly the
-// Kubernetes requests their RBAC rules allow, and every rule is used.
+// Secret, and stops cleanly; the node daemons serve only HTTPS, with the
+// certificate scripts/make-node-certs.sh makes, and lens-jobs reads the node
+// agent over it, verifying the CA and the agents' fixed name; the jobs and
+// the controller make exactly the Kubernetes requests their RBAC rules
+// allow, and every rule is used.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -16,6 +19,7 @@
 #include <tuple>
 
 #include "ebpf_env.h"
+#include "lens/kube.h"
 #include "manifest_rbac.h"
 
 namespace lens::test {
@@ -130,17 +134,17 @@ TEST_F(DeployedBaseTest, EveryDaemonAnswersItsProbesOnTheNamedPorts) {
   ASSERT_GE(cluster_->containers().size(), skip_netflow_.empty() ? 7u : 6u);
   for (DeployedContainer& c : cluster_->containers()) {
     ASSERT_FALSE(c.probes.empty()) << c.workload;
-    for (const auto& probe : c.probes) {
-      // Copies: clang 14 cannot capture structured bindings in a lambda.
-      const std::string path = probe.first, port = probe.second;
+    for (const DeployedProbe& probe : c.probes) {
+      const std::string& path = probe.path;
+      const std::string& port = probe.port;
       ASSERT_TRUE(c.ports.count(port)) << c.workload << ": " << port;
       std::string why;
       EXPECT_TRUE(WaitUntil([&] {
         return !cluster_->Running(c, &why) ||
-               HttpGet(c.ports[port], path, "") == 200;
+               HttpGet(c.ports[port], path, "", nullptr, probe.https) == 200;
       })) << c.workload
           << " " << path << " on " << port << ": "
-          << HttpGet(c.ports[port], path, "") << "\n"
+          << HttpGet(c.ports[port], path, "", nullptr, probe.https) << "\n"
           << ReadFile(c.log);
       EXPECT_TRUE(why.empty()) << c.workload << " exited: " << why;
     }
@@ -153,16 +157,82 @@ TEST_F(DeployedBaseTest, EveryDaemonAnswersItsProbesOnTheNamedPorts) {
 TEST_F(DeployedBaseTest, MetricsNeedTheTokenOfTheirSecret) {
   for (DeployedContainer& c : cluster_->containers()) {
     ASSERT_FALSE(c.token.empty()) << c.workload;
-    const int port = c.ports.at("http");
+    const int port = c.ports.at(c.http_port);
     std::string body;
     ASSERT_TRUE(WaitUntil([&] {
-      return HttpGet(port, "/metrics", c.token, &body) == 200;
+      return HttpGet(port, "/metrics", c.token, &body, c.https) == 200;
     })) << c.workload
         << ": " << ReadFile(c.log);
     EXPECT_NE(body.find("# TYPE"), std::string::npos) << c.workload;
-    EXPECT_EQ(HttpGet(port, "/metrics", ""), 401) << c.workload;
-    EXPECT_EQ(HttpGet(port, "/metrics", c.token + "x"), 401) << c.workload;
+    EXPECT_EQ(HttpGet(port, "/metrics", "", nullptr, c.https), 401)
+        << c.workload;
+    EXPECT_EQ(HttpGet(port, "/metrics", c.token + "x", nullptr, c.https), 401)
+        << c.workload;
   }
+}
+
+// Every surface that the node token guards (node agent, netflow, tuner) is
+// served over TLS only: a plain HTTP request gets no answer, and a client
+// that verifies the chain with the CA of lens-node-ca and the certificate
+// against the daemon's Service name, as lens-jobs and the scrapers do, gets
+// through; one that trusts the system's CAs, or expects another name, does
+// not.
+TEST_F(DeployedBaseTest, NodeDaemonsServeOnlyVerifiableTls) {
+  int checked = 0;
+  for (DeployedContainer& c : cluster_->containers()) {
+    if (c.namespace_name != "lens-node") continue;
+    EXPECT_TRUE(c.https) << c.workload << ": its probes are not HTTPS";
+    EXPECT_EQ(c.http_port, "https") << c.workload;
+    const int port = c.ports.at(c.http_port);
+    ASSERT_TRUE(WaitUntil([&] {
+      return HttpGet(port, "/healthz", "", nullptr, true) == 200;
+    })) << c.workload
+        << ": " << ReadFile(c.log);
+    EXPECT_EQ(HttpGet(port, "/healthz", ""), 0)
+        << c.workload << " answers plain HTTP";
+    auto get = [&](const std::string& ca, const std::string& name) {
+      KubeConnection k;
+      k.server = "https://127.0.0.1:" + std::to_string(port);
+      k.token = c.token;
+      k.ca_file = ca;
+      k.tls_server_name = name;
+      k.origin = c.workload;
+      auto client = KubeClient::Create(k);
+      if (!client.ok()) return client.status().ToString();
+      auto r = (*client)->Request("GET", "/metrics");
+      return r.ok() ? std::to_string(r->status) : r.status().ToString();
+    };
+    const std::string ca = cluster_->node_certs() + "/ca.crt";
+    const std::string name = c.workload + ".lens-node.svc";
+    EXPECT_EQ(get(ca, name), "200") << c.workload;
+    EXPECT_NE(get(ca, "lens-api.lens.svc"), "200") << c.workload;
+    EXPECT_NE(get(ca, ""), "200") << c.workload << ": 127.0.0.1 is no name";
+    EXPECT_NE(get("", name), "200") << c.workload << ": trusted without CA";
+    ++checked;
+  }
+  EXPECT_GE(checked, skip_netflow_.empty() ? 3 : 2);
+}
+
+// lens-jobs finds the agent's pod and reads it with the manifests' settings:
+// https at the pod IP, the CA of lens-node-ca, the agents' fixed name and the
+// node token; the agent's /report then shows up as lens_node_agent_up 1.
+TEST_F(DeployedBaseTest, JobsReadTheAgentOverVerifiedTls) {
+  DeployedContainer* jobs = cluster_->Get("lens-jobs");
+  ASSERT_NE(jobs, nullptr);
+  EXPECT_NE(jobs->config.find("agentScheme: https"), std::string::npos);
+  EXPECT_EQ(jobs->config.find("agentInsecureSkipTlsVerify: true"),
+            std::string::npos);
+  std::string body;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return HttpGet(jobs->ports.at("http"), "/metrics", jobs->token,
+                       &body) == 200 &&
+               body.find("lens_node_agent_up{node=\"gpu-node-1\"} 1") !=
+                   std::string::npos;
+      },
+      std::chrono::seconds(40)))
+      << body.substr(0, 2000) << "\n"
+      << ReadFile(jobs->log);
 }
 
 // lens-tuner, on the node's /proc/sys and /etc (copies of a fixture host),

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -26,8 +27,46 @@ const std::map<std::string, std::set<std::string>> kSecretKeys = {
     {"lens-tokens",
      {"node", "jobs", "controller", "telemetry", "api", "multicluster"}},
     {"lens-database", {"url", "password"}},
+    // scripts/make-node-certs.sh (or cert-manager): the node daemons'
+    // certificate, and its CA for their clients in `lens`.
+    {"lens-node-tls", {"ca.crt", "tls.crt", "tls.key"}},
+    {"lens-node-ca", {"ca.crt"}},
     // Published by lens-multicluster, mounted by lens-api.
     {"lens-clusters-config", {"clusters.yaml"}}};
+
+// The Secret mounted where `path` is in the container ("" for none).
+std::string SecretAt(const Value& spec, const Value& container,
+                     const std::string& path) {
+  if (!container.HasMember("volumeMounts")) return "";
+  for (const auto& m : container["volumeMounts"].GetArray()) {
+    const std::string at = Str(m, "/mountPath") + "/";
+    if (path.rfind(at, 0) != 0) continue;
+    for (const auto& v : spec["volumes"].GetArray()) {
+      if (v["name"] == m["name"]) return Str(v, "/secret/secretName");
+    }
+  }
+  return "";
+}
+
+// The config of the lens.yaml ConfigMap in `ns` (the error in `*error`).
+std::optional<Config> LensYaml(const Rendered& r, const std::string& ns,
+                               std::string* error) {
+  for (const Value* cm : OfKind(r, "ConfigMap")) {
+    const Value* data = rapidjson::Pointer("/data/lens.yaml").Get(*cm);
+    if (!data || Str(*cm, "/metadata/namespace") != ns) continue;
+    const fs::path file =
+        fs::path(::testing::TempDir()) / ("lens-" + ns + ".yaml");
+    if (!WriteFile(file.string(), data->GetString()).ok()) break;
+    ConfigLoadOptions options;
+    options.getenv = [](const std::string&) { return std::nullopt; };
+    auto config = LoadConfig(file.string(), options);
+    if (config.ok()) return *config;
+    *error = config.status().ToString();
+    return std::nullopt;
+  }
+  if (error->empty()) *error = "no lens.yaml in " + ns;
+  return std::nullopt;
+}
 
 class ManifestsTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -224,6 +263,14 @@ TEST_P(ManifestsTest, HostPathsOfLensDaemonsAreReadOnly) {
           for (const auto& v : spec["volumes"].GetArray()) {
             if (v["name"] == m["name"]) volume = &v;
           }
+          // Or a StatefulSet's claim (no host path).
+          const Value* claims =
+              rapidjson::Pointer("/spec/volumeClaimTemplates").Get(w);
+          if (!volume && claims) {
+            for (const auto& v : claims->GetArray()) {
+              if (Str(v, "/metadata/name") == Str(m, "/name")) volume = &v;
+            }
+          }
           ASSERT_NE(volume, nullptr) << Describe(w) << ": " << Str(m, "/name");
           if (!volume->HasMember("hostPath")) continue;
           // The tuner writes sysctls and limits files; nothing else writes.
@@ -269,8 +316,98 @@ TEST_P(ManifestsTest, LensYamlLoadsAndHoldsNoSecret) {
   EXPECT_EQ(loaded, 2);  // one per namespace
 }
 
+// The node token crosses the pod network only inside TLS: every node daemon
+// serves HTTPS with the certificate of lens-node-tls (its probes say so),
+// and lens-jobs reads the agents over https, verifying the chain with the CA
+// of lens-node-ca and the certificate against the agents' Service name (pod
+// IPs are in no certificate), never skipping verification.
+TEST_P(ManifestsTest, NodePortsServeTlsThatTheirClientsVerify) {
+  std::string error;
+  const auto node = LensYaml(rendered_, "lens-node", &error);
+  ASSERT_TRUE(node) << error;
+  const auto cluster = LensYaml(rendered_, "lens", &error);
+  ASSERT_TRUE(cluster) << error;
+  const std::map<std::string, std::pair<std::string, std::string>> served = {
+      {"/usr/bin/lens-node-agent",
+       {node->node_exporter.tls_cert_file, node->node_exporter.tls_key_file}},
+      {"/usr/bin/lens-netflow",
+       {node->netflow.tls_cert_file, node->netflow.tls_key_file}},
+      {"/usr/bin/lens-tuner",
+       {node->tuner.tls_cert_file, node->tuner.tls_key_file}}};
+  int node_daemons = 0;
+  ForEachContainer(
+      rendered_, [&](const Value& w, const Value& spec, const Value& c) {
+        if (!IsLens(c)) return;
+        const std::string binary = Str(c, "/command/0");
+        if (binary == "/usr/bin/lens-jobs") {
+          const JobsOptions& j = cluster->jobs;
+          EXPECT_EQ(j.agent_scheme, "https");
+          EXPECT_FALSE(j.agent_insecure_skip_tls_verify);
+          EXPECT_EQ(SecretAt(spec, c, j.agent_ca_file), "lens-node-ca")
+              << "jobs.agentCaFile " << j.agent_ca_file;
+          EXPECT_EQ(j.agent_tls_server_name,
+                    "lens-node-agent." + j.agent_namespace + ".svc");
+          EXPECT_TRUE(
+              Find(rendered_, "Service", j.agent_namespace, "lens-node-agent"));
+          return;
+        }
+        auto it = served.find(binary);
+        if (it == served.end()) return;
+        ++node_daemons;
+        EXPECT_EQ(SecretAt(spec, c, it->second.first), "lens-node-tls")
+            << Describe(w) << ": tlsCertFile " << it->second.first;
+        EXPECT_EQ(SecretAt(spec, c, it->second.second), "lens-node-tls")
+            << Describe(w) << ": tlsKeyFile " << it->second.second;
+        for (const char* probe : {"livenessProbe", "readinessProbe"}) {
+          ASSERT_TRUE(c.HasMember(probe)) << Describe(w);
+          EXPECT_EQ(Str(c[probe], "/httpGet/scheme"), "HTTPS")
+              << Describe(w) << " " << probe;
+        }
+      });
+  EXPECT_EQ(node_daemons, 3);
+}
+
+// lens-telemetry's forward queues (telemetry.queueDir) are on a volume that
+// outlives the pod: a claim of its StatefulSet, one per replica, which its
+// Service and PodDisruptionBudget still select.
+TEST_P(ManifestsTest, TheTelemetryQueueIsOnAPersistentVolumePerReplica) {
+  std::string error;
+  const auto config = LensYaml(rendered_, "lens", &error);
+  ASSERT_TRUE(config) << error;
+  const std::string queue = config->telemetry.queue_dir;
+  ASSERT_FALSE(queue.empty());
+  const Value* set = Find(rendered_, "StatefulSet", "lens", "lens-telemetry");
+  ASSERT_NE(set, nullptr) << "lens-telemetry is not a StatefulSet";
+  EXPECT_EQ(Find(rendered_, "Deployment", "lens", "lens-telemetry"), nullptr);
+  const Value& c = (*PodSpec(*set))["containers"][0];
+  std::string claim;
+  for (const auto& m : c["volumeMounts"].GetArray()) {
+    if (Str(m, "/mountPath") == queue) claim = Str(m, "/name");
+  }
+  ASSERT_FALSE(claim.empty()) << "nothing mounted at queueDir " << queue;
+  for (const auto& v : (*PodSpec(*set))["volumes"].GetArray()) {
+    EXPECT_NE(Str(v, "/name"), claim) << "a pod volume, gone with the pod";
+  }
+  const Value* templates =
+      rapidjson::Pointer("/spec/volumeClaimTemplates").Get(*set);
+  ASSERT_NE(templates, nullptr);
+  bool found = false;
+  for (const auto& t : templates->GetArray()) {
+    if (Str(t, "/metadata/name") != claim) continue;
+    found = true;
+    EXPECT_EQ(Str(t, "/spec/accessModes/0"), "ReadWriteOnce");
+    EXPECT_FALSE(Str(t, "/spec/resources/requests/storage").empty());
+  }
+  EXPECT_TRUE(found) << claim << " is no volumeClaimTemplate";
+  EXPECT_TRUE(
+      Find(rendered_, "Service", "lens", Str(*set, "/spec/serviceName")))
+      << "serviceName " << Str(*set, "/spec/serviceName");
+  EXPECT_TRUE(Find(rendered_, "PodDisruptionBudget", "lens", "lens-telemetry"));
+}
+
 // Every Lens daemon's Service is scraped in both monitoring overlays, on the
-// port it names, with the token of its Secret.
+// port it names, with the token of its Secret; the node daemons' over
+// HTTPS, verified with their CA and their Service's name.
 TEST(MonitoringOverlays, ScrapeEveryLensService) {
   const Rendered base = Render("base");
   ASSERT_EQ(base.error, "");
@@ -306,6 +443,18 @@ TEST(MonitoringOverlays, ScrapeEveryLensService) {
                               Str(*e, "/authorization/credentials/key");
       EXPECT_TRUE(kSecretKeys.at("lens-tokens").count(key))
           << Describe(*scrape) << ": token key \"" << key << "\"";
+      if (ns == "lens-node") {
+        EXPECT_EQ(Str(*e, "/scheme"), "https") << Describe(*scrape);
+        EXPECT_EQ(Str(*e, "/tlsConfig/ca/secret/name"), "lens-node-tls")
+            << Describe(*scrape);
+        EXPECT_EQ(Str(*e, "/tlsConfig/ca/secret/key"), "ca.crt")
+            << Describe(*scrape);
+        EXPECT_EQ(Str(*e, "/tlsConfig/serverName"), name + "." + ns + ".svc")
+            << Describe(*scrape);
+        EXPECT_EQ(rapidjson::Pointer("/tlsConfig/insecureSkipVerify").Get(*e),
+                  nullptr)
+            << Describe(*scrape);
+      }
       ++scraped;
     }
     EXPECT_GE(scraped, 7) << overlay;
@@ -326,10 +475,20 @@ TEST(VictoriaMetricsOverlay, VmagentAcceptsItsConfigAndSendsTheEnrichedSeries) {
   ASSERT_NE(cm, nullptr);
   const fs::path dir = fs::path(::testing::TempDir()) / "lens-vmagent";
   fs::create_directories(dir);
+  // The node CA the scrape config names, as the documented step makes it
+  // (vmagent reads it when it loads the config).
+  const fs::path certs = dir / "node-certs";
+  auto made = RunCommand(
+      {LENS_SOURCE_DIR "/scripts/make-node-certs.sh", certs.string()});
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  ASSERT_EQ(made->wait_status, 0) << made->err;
   for (const auto& file : (*cm)["data"].GetObject()) {
-    ASSERT_TRUE(WriteFile((dir / file.name.GetString()).string(),
-                          file.value.GetString())
-                    .ok());
+    std::string text = file.value.GetString();
+    for (size_t at = text.find("/var/run/lens/node-ca/");
+         at != std::string::npos; at = text.find("/var/run/lens/node-ca/")) {
+      text.replace(at, 22, certs.string() + "/");
+    }
+    ASSERT_TRUE(WriteFile((dir / file.name.GetString()).string(), text).ok());
   }
   const Value* deployment = Find(r, "Deployment", "lens", "lens-vmagent");
   ASSERT_NE(deployment, nullptr);
@@ -347,6 +506,24 @@ TEST(VictoriaMetricsOverlay, VmagentAcceptsItsConfigAndSendsTheEnrichedSeries) {
   auto run = RunCommand(argv);
   ASSERT_TRUE(run.ok()) << run.status().message();
   EXPECT_EQ(run->wait_status, 0) << run->err << run->out;
+
+  // The node agents over HTTPS, verified with the CA that vmagent mounts and
+  // the agents' Service name.
+  std::string error;
+  auto scrape = YamlToJsonDocuments(Str(*cm, "/data/scrape.yaml"), &error);
+  ASSERT_EQ(scrape.size(), 1u) << error;
+  const Value* job = rapidjson::Pointer("/scrape_configs/0").Get(scrape[0]);
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ(Str(*job, "/job_name"), "lens-node-agent");
+  EXPECT_EQ(Str(*job, "/scheme"), "https");
+  EXPECT_EQ(Str(*job, "/tls_config/server_name"),
+            "lens-node-agent.lens-node.svc");
+  EXPECT_EQ(rapidjson::Pointer("/tls_config/insecure_skip_verify").Get(*job),
+            nullptr);
+  const Value& spec = *PodSpec(*deployment);
+  EXPECT_EQ(
+      SecretAt(spec, spec["containers"][0], Str(*job, "/tls_config/ca_file")),
+      "lens-node-ca");
 
   // The rule's alternatives, one per prefix: "(a_|b_|...).*".
   const std::string relabel = ReadFile((dir / "relabel.yaml").string());
