@@ -3,9 +3,9 @@
 #   make test   installs what is missing, builds, and runs every test (C++, Python,
 #               PostgreSQL, sanitizers incl. TSan on the store's concurrency suite,
 #               fuzzing); fails if anything fails
-# Other targets: build, bench, install PREFIX=..., clean. CMake does the real work; this file only
+# Other targets: build, bench, image, install PREFIX=..., clean. CMake does the real work; this file only
 # sequences it. Variables: BUILD, ASAN_BUILD, TSAN_BUILD, JOBS, FUZZ_SECONDS, TEST_DISK_GIB, PREFIX,
-# CMAKE_ARGS.
+# CMAKE_ARGS, IMAGE_BUILD, IMAGE_TAG.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -16,6 +16,8 @@ SHELL := /bin/bash
 BUILD        ?= build
 ASAN_BUILD   ?= build-asan
 TSAN_BUILD   ?= build-tsan
+IMAGE_BUILD  ?= build-image
+IMAGE_TAG    ?= ghcr.io/lens-observability/lens:0.1.0
 JOBS         ?= 2
 FUZZ_SECONDS ?= 12
 # What a clean `make test` writes (the ASan and TSan build trees), in GiB: checked before it starts.
@@ -31,7 +33,7 @@ TIMES := $(BUILD)/stage-times.txt
 START = mkdir -p $(BUILD); start=$$(date +%s)
 DONE  = printf '== %-26s %5ss\n' '$(1)' $$(( $$(date +%s) - start )) | tee -a $(TIMES)
 
-.PHONY: run test build bench install clean deps configure test-release test-asan test-tsan fuzz
+.PHONY: run test build bench image install clean deps configure test-release test-asan test-tsan fuzz
 
 deps:
 	@$(START); scripts/install-deps.sh; $(call DONE,deps)
@@ -134,5 +136,30 @@ bench: build
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
+# `make image`: the runtime image of deploy/Dockerfile as an OCI archive, $(IMAGE_BUILD)/lens-image.tar,
+# without a registry (docs/deploy.md): the Release daemons (the Dockerfile's flags) installed into a
+# stage, a Debian base made by mmdebstrap, layers by buildah; then every daemon started from the image
+# under podman + runc (--version, /healthz), and Image.RuntimePackagesAreExactlyWhatTheDaemonsLink
+# against the same Release binaries. As root. Not part of `make test` (the Release build alone is
+# several minutes on 2 cores).
+IMAGE_TARGETS := lens lens_proto lens_cli lens_platform lens_node_agent lens_netflow lens_jobs \
+                 lens_controller lens_telemetry_daemon lens_api_daemon lens_tuner_daemon \
+                 lens_multicluster_daemon manifests_test
+image:
+	@$(START); scripts/install-deps.sh --image; $(call DONE,deps (image))
+	@$(START); mkdir -p $(IMAGE_BUILD); cmake -S . -B $(IMAGE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_INSTALL_PREFIX=/usr -DLENS_BUILD_TESTS=ON -DLENS_BUILD_BENCHMARKS=OFF \
+	  -DLENS_BUILD_BINDINGS=OFF -DLENS_BUILD_DAEMONS=ON -DLENS_BUILD_BPF=ON -DLENS_UNITY_BUILD=ON $(CMAKE_ARGS) \
+	  >$(IMAGE_BUILD)/configure.log || { cat $(IMAGE_BUILD)/configure.log; exit 1; }
+	@cmake --build $(IMAGE_BUILD) -j $(JOBS) --target $(IMAGE_TARGETS); $(call DONE,build (release daemons))
+	@$(START); rm -rf $(IMAGE_BUILD)/stage; \
+	  DESTDIR=$(CURDIR)/$(IMAGE_BUILD)/stage cmake --install $(IMAGE_BUILD) --strip >/dev/null; \
+	  SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) \
+	  scripts/build-image.sh $(IMAGE_BUILD)/stage $(IMAGE_BUILD)/lens-image.tar $(IMAGE_TAG); \
+	  $(call DONE,image + smoke)
+	@$(START); ctest --test-dir $(IMAGE_BUILD) --output-on-failure --no-tests=error \
+	  -R '^Image\.'; $(call DONE,image test)
+	@ls -l $(IMAGE_BUILD)/lens-image.tar
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(IMAGE_BUILD)

@@ -4,6 +4,7 @@
 # otherwise it runs one `apt-get update` and one `apt-get install` of the missing packages.
 # Uses sudo only when not root. Nothing else is downloaded, here or at build/run time.
 # `--build`: only what building the library and the daemons needs (deploy/Dockerfile).
+# `--image`: everything, and what `make image` needs (the image's base, layers and smoke run).
 #
 # To add a dependency, add its package to BUILD_PACKAGES or TEST_PACKAGES (one per line, with
 # what needs it).
@@ -62,7 +63,17 @@ TEST_PACKAGES=(
   python3-pytest
 )
 
+IMAGE_PACKAGES=(
+  # make image: the runtime image without a registry (scripts/build-image.sh)
+  mmdebstrap            # the base root file system from Debian's packages
+  buildah               # layers and the OCI archive
+  podman                # starts each daemon from the image
+  runc                  # podman's runtime here (crun refuses a cgroup v1/v2 hybrid host)
+  curl                  # the smoke run's /healthz
+)
+
 PACKAGES=("${BUILD_PACKAGES[@]}")
+[ "${1:-}" != "--image" ] || PACKAGES+=("${IMAGE_PACKAGES[@]}")
 if [ "${1:-}" != "--build" ]; then
   PACKAGES+=("${TEST_PACKAGES[@]}")
   # `kubectl kustomize` renders deploy/ in the manifest tests. Any kubectl will do (one from
