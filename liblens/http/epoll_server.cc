@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/ssl.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -117,7 +118,9 @@ void EpollServer::Loop() {
 }
 
 void EpollServer::AcceptAll() {
-  for (;;) {
+  // The listening socket is level-triggered: what is left is accepted on the
+  // next turn.
+  for (int accepted = 0; accepted < kAcceptBatch; ++accepted) {
     sockaddr_storage addr{};
     socklen_t len = sizeof addr;
     const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&addr),
@@ -221,9 +224,17 @@ bool EpollServer::EvictFromHog() {
       continue;
     }
     // Bytes in its socket not read yet: a request on its way, not an idle
-    // connection.
+    // connection, unless its client has reset it (its event not handled
+    // yet): then it is the first to go.
     int pending = 0;
-    if (::ioctl(c->fd, FIONREAD, &pending) != 0 || pending > 0) continue;
+    if (::ioctl(c->fd, FIONREAD, &pending) != 0 || pending > 0) {
+      pollfd p{c->fd, POLLRDHUP, 0};
+      if (::poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0) {
+        Close(id, CloseReason::kPeer);
+        return true;
+      }
+      continue;
+    }
     if (oldest == nullptr || c->id < oldest->id) oldest = c.get();
   }
   if (oldest == nullptr) return false;

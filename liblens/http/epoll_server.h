@@ -36,6 +36,10 @@ inline constexpr auto kSweepEvery = std::chrono::milliseconds(100);
 // (pipelined requests cannot hold the loop, and nothing recurses per
 // request).
 inline constexpr int kTurnSteps = 64;
+// Connections accepted per loop turn: the events of those accepted (a reset,
+// a request) are handled before the next batch, so a burst of connections
+// reset at once is closed as it comes, not counted whole against the caps.
+inline constexpr int kAcceptBatch = 64;
 
 // Why a connection closed (lens_http_connections_closed_total{reason}).
 enum class CloseReason : uint8_t {
