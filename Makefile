@@ -150,8 +150,8 @@ image:
 	@$(START); mkdir -p $(IMAGE_BUILD); cmake -S . -B $(IMAGE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
 	  -DCMAKE_INSTALL_PREFIX=/usr -DLENS_BUILD_TESTS=ON -DLENS_BUILD_BENCHMARKS=OFF \
 	  -DLENS_BUILD_BINDINGS=OFF -DLENS_BUILD_DAEMONS=ON -DLENS_BUILD_BPF=ON -DLENS_UNITY_BUILD=ON $(CMAKE_ARGS) \
-	  >$(IMAGE_BUILD)/configure.log || { cat $(IMAGE_BUILD)/configure.log; exit 1; }
-	@cmake --build $(IMAGE_BUILD) -j $(JOBS) --target $(IMAGE_TARGETS); $(call DONE,build (release daemons))
+	  >$(IMAGE_BUILD)/configure.log || { cat $(IMAGE_BUILD)/configure.log; exit 1; }; \
+	  cmake --build $(IMAGE_BUILD) -j $(JOBS) --target $(IMAGE_TARGETS); $(call DONE,build (release daemons))
 	@$(START); rm -rf $(IMAGE_BUILD)/stage; \
 	  DESTDIR=$(CURDIR)/$(IMAGE_BUILD)/stage cmake --install $(IMAGE_BUILD) --strip >/dev/null; \
 	  SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) \
