@@ -122,6 +122,12 @@ void ContainerTracker::Impl::ApplyEvent(const RuntimeEvent& e) {
         r.pid = e.pid;
         break;
       case R::kTaskStart:
+        // A list taken between the start and its event already reported
+        // this start (same process): once is enough.
+        if (r.state == S::kRunning && e.pid != 0 && r.pid == e.pid &&
+            r.started_at) {
+          return;
+        }
         type = T::kStart;
         r.state = S::kRunning;
         r.pid = e.pid;
