@@ -87,7 +87,7 @@ struct Resolved {
   std::vector<int64_t> ids;     // per series of Prepared; 0: refused
   std::vector<uint32_t> fresh;  // series found or created in the database
   size_t refused = 0;
-  int64_t evicted = 0;          // stale series removed to make room
+  int64_t evicted = 0;  // stale series removed to make room
   bool eviction_tried = false;
 };
 
@@ -129,9 +129,9 @@ StatusOr<int64_t> EvictStale(Conn& c, const SampleHistoryOptions& o,
 // Finds the `missing` series in the database, creating those not there
 // while it holds fewer than `max_series` (evicting stale series once when
 // it is full, unless `may_evict` is false).
-Status LookUpOrCreate(Conn& c, const Prepared& p,
-                      const SampleHistoryOptions& o, bool may_evict,
-                      std::span<const uint32_t> missing, Resolved* r) {
+Status LookUpOrCreate(Conn& c, const Prepared& p, const SampleHistoryOptions& o,
+                      bool may_evict, std::span<const uint32_t> missing,
+                      Resolved* r) {
   std::optional<int64_t> count;
   bool tried_eviction = !may_evict || o.evict_after.count() <= 0;
   for (size_t m = 0; m < missing.size(); ++m) {

@@ -202,12 +202,12 @@ TEST_F(ApiServiceTest, LensUpLogsBecomeAWorkloadWithItsRuns) {
   const std::string log =
       std::filesystem::absolute(std::string(LENS_SOURCE_DIR) +
                                 "/examples/logs/megatron_lm_gpt_8b_resume.log");
-  pid_ = test::Spawn(
-      {LENS_CLI_BIN, "up", "--database", database_, "--listen", "127.0.0.1:0",
-       "--flows-listen", "127.0.0.1:0", "--jobs-listen", "127.0.0.1:0",
-       "--telemetry-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
-       "--logs", log},
-      dir_ + "/up.log");
+  pid_ =
+      test::Spawn({LENS_CLI_BIN, "up", "--database", database_, "--listen",
+                   "127.0.0.1:0", "--flows-listen", "127.0.0.1:0",
+                   "--jobs-listen", "127.0.0.1:0", "--telemetry-listen",
+                   "127.0.0.1:0", "--api-listen", "127.0.0.1:0", "--logs", log},
+                  dir_ + "/up.log");
   ASSERT_GT(pid_, 0);
   auto bound = test::WaitForLoggedPort(dir_ + "/up.log", pid_, "dashboard at ");
   ASSERT_TRUE(bound.ok()) << bound.status();

@@ -382,7 +382,8 @@ TEST_P(ControllerTest, AMissedRenewalLosesNoDeletion) {
   ASSERT_TRUE(
       WaitUntil([&] { return controller->Stats().pods.events > events; }));
   const uint64_t turns = controller->Stats().turns;
-  ASSERT_TRUE(WaitUntil([&] { return controller->Stats().turns >= turns + 2; }));
+  ASSERT_TRUE(
+      WaitUntil([&] { return controller->Stats().turns >= turns + 2; }));
   EXPECT_FALSE(Pod("ml", "llama-pretrain-worker-2")->deleted)
       << "a follower writes nothing";
   leads = true;

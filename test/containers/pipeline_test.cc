@@ -291,8 +291,7 @@ TEST_F(PipelineTest, StoreMatchesContainerdAfterContainerdRestarts) {
 // quarantine and rarely returns pages, so RSS would say nothing), else RSS.
 int64_t HeldKiB() {
 #ifdef LENS_TEST_ASAN
-  return static_cast<int64_t>(__sanitizer_get_current_allocated_bytes() /
-                              1024);
+  return static_cast<int64_t>(__sanitizer_get_current_allocated_bytes() / 1024);
 #else
   std::ifstream in("/proc/self/status");
   std::string line;

@@ -42,10 +42,9 @@ class NetflowDaemonTest : public ::testing::Test {
                                 "k8sSvc: [10.96.0.0/12]\nresolvConf: \"\"\n")
                     .ok());
     pid_ = test::Spawn(
-        {LENS_NETFLOW_BIN, "--listen", "127.0.0.1:0",
-         "--interval", "0.2", "--policy", dir_ + "/policy.yaml",
-         "--bearer-token-file", dir_ + "/token", "--bpf-stats-window", "1",
-         "--bpf-stats-period", "1"},
+        {LENS_NETFLOW_BIN, "--listen", "127.0.0.1:0", "--interval", "0.2",
+         "--policy", dir_ + "/policy.yaml", "--bearer-token-file",
+         dir_ + "/token", "--bpf-stats-window", "1", "--bpf-stats-period", "1"},
         dir_ + "/netflow.log", /*stdout_too=*/false);
     auto bound = test::WaitForLoggedPort(dir_ + "/netflow.log", pid_, "http=");
     if (!bound.ok()) {

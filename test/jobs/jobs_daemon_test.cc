@@ -199,9 +199,9 @@ class JobsDaemonTest : public ::testing::Test {
     const std::string agents =
         std::string(kNode) + "=http://" + Loopback(agent.port);
     std::vector<std::string> argv = {
-        LENS_JOBS_BIN,  "--config",      config_,       "--database",
-        database_,      "--listen-grpc", "127.0.0.1:0", "--listen-http",
-        "127.0.0.1:0",  "--agents",      agents};
+        LENS_JOBS_BIN, "--config",      config_,       "--database",
+        database_,     "--listen-grpc", "127.0.0.1:0", "--listen-http",
+        "127.0.0.1:0", "--agents",      agents};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return Spawn(argv, name, "http=");
   }

@@ -364,8 +364,9 @@ TEST_P(SampleHistoryStore, StaleSeriesMakeRoomForNewOnesLiveOnesDoNot) {
   ASSERT_TRUE((*fresh_store)->samples().PruneSamples(now + 48 * hour).ok());
   const MetricSample old = Sample("k", {{"s", "old"}}, now - hour, 1);
   ASSERT_TRUE(h.AppendSamples(std::span(&old, 1), one).ok());
-  const MetricSample both[] = {Sample("k", {{"s", "old"}}, now - hour + 15000, 2),
-                               Sample("k", {{"s", "new"}}, now, 3)};
+  const MetricSample both[] = {
+      Sample("k", {{"s", "old"}}, now - hour + 15000, 2),
+      Sample("k", {{"s", "new"}}, now, 3)};
   EXPECT_EQ(h.AppendSamples(both, one).code(), StatusCode::kResourceExhausted);
   auto k = Query("k", {}, 0, now + hour);
   ASSERT_TRUE(k.ok()) << k.status();

@@ -131,8 +131,7 @@ StatusOr<std::string> WaitForLoggedUrl(const std::string& log, pid_t pid,
 }
 
 StatusOr<int> WaitForLoggedPort(const std::string& log, pid_t pid,
-                                std::string_view key,
-                                Clock::duration timeout) {
+                                std::string_view key, Clock::duration timeout) {
   LENS_ASSIGN_OR_RETURN(const std::string url,
                         WaitForLoggedUrl(log, pid, key, timeout));
   // http://host:port[/path]
@@ -140,9 +139,8 @@ StatusOr<int> WaitForLoggedPort(const std::string& log, pid_t pid,
   const size_t slash = url.find('/', host == std::string::npos ? 0 : host + 3);
   const std::string authority = url.substr(0, slash);
   const size_t colon = authority.rfind(':');
-  const int port = colon == std::string::npos
-                       ? 0
-                       : std::atoi(authority.c_str() + colon + 1);
+  const int port =
+      colon == std::string::npos ? 0 : std::atoi(authority.c_str() + colon + 1);
   if (port <= 0) return InvalidArgumentError("no port in " + url);
   return port;
 }

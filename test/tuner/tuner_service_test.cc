@@ -219,10 +219,9 @@ TEST_F(TunerServiceTest, DaemonRefusesBadConfigurationWithTwo) {
 TEST_F(TunerServiceTest, DaemonServesAndStopsOnSigterm) {
   const std::string log = (root_ / "tuner.log").string();
   pid_ = test::Spawn(
-      {LENS_TUNER_BIN, "--listen", "127.0.0.1:0",
-       "--proc-root", options_.spec.proc_root, "--etc-root",
-       options_.spec.etc_root, "--sysctls", "vm.max_map_count=262144",
-       "--interval", "1"},
+      {LENS_TUNER_BIN, "--listen", "127.0.0.1:0", "--proc-root",
+       options_.spec.proc_root, "--etc-root", options_.spec.etc_root,
+       "--sysctls", "vm.max_map_count=262144", "--interval", "1"},
       log);
   ASSERT_GT(pid_, 0);
   auto bound = test::WaitForLoggedPort(log, pid_, "http=");
