@@ -33,8 +33,8 @@
 #include <vector>
 
 #include "bench_stores.h"
-#include "lens/api.h"
-#include "lens/http.h"
+#include "api/api.h"
+#include "http/http.h"
 #include "lens/store.h"
 
 namespace {

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "bench_stores.h"
-#include "lens/container_events.h"
+#include "container_events/container_events.h"
 #include "lens/store.h"
 
 namespace {

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "lens/http.h"
+#include "http/http.h"
 
 namespace lens {
 namespace {

@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "agent/rest.h"
-#include "lens/http.h"
-#include "lens/jobs.h"
-#include "lens/node_agent.h"
+#include "http/http.h"
+#include "jobs/jobs.h"
+#include "agent/node_agent.h"
 #include "lens/store.h"
 
 namespace lens {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "lens/metrics.h"
+#include "core/metrics.h"
 
 namespace lens {
 namespace {

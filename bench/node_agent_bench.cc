@@ -30,8 +30,8 @@
 #include "agent/metrics_render.h"
 #include "gpu/amdgpu_metrics.h"
 #include "lens/gpu.h"
-#include "lens/node_agent.h"
-#include "lens/node_service.h"
+#include "agent/node_agent.h"
+#include "service/node_service.h"
 
 namespace {
 

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "lens/json.h"
+#include "core/json.h"
 #include "telemetry/logs.h"
 
 namespace lens::telemetry {

@@ -28,18 +28,18 @@ set(LENS_AREA_USES_multicluster core kube)
 set(LENS_AREA_USES_service core gpu rdma node http agent containers container_events flow store kube
                            cluster jobs telemetry timeseries insights web api tuner
                            multicluster)
+# Not an area of liblens: what daemons/ may include besides the public API.
+set(LENS_AREA_USES_daemons core service)
 set(LENS_AREAS core training store gpu rdma node http agent containers container_events flow
                kube cluster jobs telemetry timeseries insights web api tuner multicluster service)
 
 # Public header (include/lens/<name>.h) -> the area that owns it.
 set(LENS_PUBLIC_HEADER_OWNERS
-  amd_smi=gpu api=api api_service=service config=core config_cluster=core container_events=container_events containers=containers dashboard=web export=core
-  flow=flow flow_policy=flow gpu=gpu host=core http=http insights=insights
-  insights_health=insights insights_placement=insights insights_stragglers=insights json=core kube=kube log=core metrics=core
-  model=core node=node node_agent=agent node_service=service jobs=jobs jobs_service=service controller_service=service probe=agent process=core rdma=rdma
-  sample_history=store status=core store=store telemetry=telemetry telemetry_service=service timeseries=timeseries training=training
-  tuner=tuner tuner_service=service cluster_directory=core multicluster=multicluster
-  multicluster_service=service version=core)
+  amd_smi=gpu containers=containers export=core flow=flow flow_policy=flow gpu=gpu host=core
+  insights=insights insights_health=insights insights_placement=insights
+  insights_stragglers=insights kube=kube log=core model=core node=node probe=agent rdma=rdma
+  sample_history=store status=core store=store timeseries=timeseries training=training
+  version=core)
 
 # The area an include names, or "" for one outside liblens.
 function(_lens_include_area include out)
@@ -71,6 +71,9 @@ function(_lens_check_file file area)
   foreach(line ${lines})
     string(REGEX REPLACE "^#include \"([^\"]+)\".*$" "\\1" include "${line}")
     _lens_include_area(${include} used)
+    if(area STREQUAL "daemons" AND include MATCHES "^lens/")
+      set(used "")  # the public API is open to every daemon
+    endif()
     if(NOT "${used}" STREQUAL "")
       list(FIND allowed ${used} ok)
       if(ok EQUAL -1)
@@ -96,6 +99,13 @@ function(lens_check_areas)
     list(GET parts 0 name)
     list(GET parts 1 area)
     _lens_check_file(${PROJECT_SOURCE_DIR}/include/lens/${name}.h ${area})
+  endforeach()
+  # Daemons and the CLI: the public API (any lens/*.h), the service layer and core's
+  # process, config and JSON helpers; never another area's internals.
+  file(GLOB_RECURSE daemon_sources ${PROJECT_SOURCE_DIR}/daemons/*.h
+                                   ${PROJECT_SOURCE_DIR}/daemons/*.cc)
+  foreach(file ${daemon_sources})
+    _lens_check_file(${file} daemons)
   endforeach()
   file(GLOB headers RELATIVE ${PROJECT_SOURCE_DIR}/include/lens ${PROJECT_SOURCE_DIR}/include/lens/*.h)
   foreach(h ${headers})

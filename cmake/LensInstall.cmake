@@ -6,7 +6,10 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/lens" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS lens lens_proto EXPORT lensTargets
+# lens::lens is the shared library (only the public API exported, third-party libraries
+# private); lens::lens_static the static one, which brings its dependencies' targets along.
+set_target_properties(lens PROPERTIES EXPORT_NAME lens_static)
+install(TARGETS lens lens_proto lens_shared EXPORT lensTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT lensTargets NAMESPACE lens:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens)

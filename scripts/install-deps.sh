@@ -61,6 +61,9 @@ TEST_PACKAGES=(
   pybind11-dev
   python3-dev
   python3-pytest
+  python3-pandas        # examples/python/goodput_report.py, run by the install test
+  abigail-tools         # abidiff: the installed liblens.so against its committed ABI baseline
+  curl                  # the install test posts recorded requests to the scheduler extender
 )
 
 IMAGE_PACKAGES=(

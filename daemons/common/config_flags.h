@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "lens/config.h"
+#include "core/config.h"
 
 namespace lens::cli {
 

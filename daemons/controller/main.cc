@@ -5,9 +5,9 @@
 
 #include "cli_exit.h"
 #include "flags.h"
-#include "lens/controller_service.h"
+#include "service/controller_service.h"
 #include "lens/log.h"
-#include "lens/process.h"
+#include "core/process.h"
 #include "lens/version.h"
 
 int main(int argc, char** argv) {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "commands.h"
-#include "lens/json.h"
+#include "core/json.h"
 #include "lens/store.h"
 
 namespace lens::cli {

@@ -18,7 +18,7 @@
 
 #include "cli_exit.h"
 #include "commands.h"
-#include "lens/json.h"
+#include "core/json.h"
 #include "lens/status.h"
 #include "lens/training.h"
 

@@ -16,13 +16,13 @@
 #include <filesystem>
 
 #include "commands.h"
-#include "lens/api_service.h"
-#include "lens/controller_service.h"
-#include "lens/jobs_service.h"
+#include "service/api_service.h"
+#include "service/controller_service.h"
+#include "service/jobs_service.h"
 #include "lens/log.h"
-#include "lens/node_service.h"
-#include "lens/process.h"
-#include "lens/telemetry_service.h"
+#include "service/node_service.h"
+#include "core/process.h"
+#include "service/telemetry_service.h"
 #include "node_flags.h"
 
 namespace lens::cli {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "commands.h"
-#include "lens/json.h"
+#include "core/json.h"
 #include "lens/store.h"
 
 namespace lens::cli {

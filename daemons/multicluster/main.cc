@@ -6,8 +6,8 @@
 #include "cli_exit.h"
 #include "flags.h"
 #include "lens/log.h"
-#include "lens/multicluster_service.h"
-#include "lens/process.h"
+#include "service/multicluster_service.h"
+#include "core/process.h"
 #include "lens/version.h"
 
 int main(int argc, char** argv) {

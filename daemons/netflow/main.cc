@@ -7,8 +7,8 @@
 
 #include "cli_exit.h"
 #include "lens/log.h"
-#include "lens/node_service.h"
-#include "lens/process.h"
+#include "service/node_service.h"
+#include "core/process.h"
 #include "lens/version.h"
 #include "node_flags.h"
 

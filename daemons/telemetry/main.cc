@@ -8,8 +8,8 @@
 #include "cli_exit.h"
 #include "flags.h"
 #include "lens/log.h"
-#include "lens/process.h"
-#include "lens/telemetry_service.h"
+#include "core/process.h"
+#include "service/telemetry_service.h"
 #include "lens/version.h"
 
 int main(int argc, char** argv) {

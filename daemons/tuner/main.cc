@@ -6,8 +6,8 @@
 #include "cli_exit.h"
 #include "flags.h"
 #include "lens/log.h"
-#include "lens/process.h"
-#include "lens/tuner_service.h"
+#include "core/process.h"
+#include "service/tuner_service.h"
 #include "lens/version.h"
 
 namespace {

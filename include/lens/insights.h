@@ -54,7 +54,7 @@ struct GpuUtilizationSeries {
   std::vector<SamplePoint> points;
 };
 
-struct IdleGpuOptions {
+struct LENS_EXPORT IdleGpuOptions {
   double threshold = 0.05;  // utilisation below this is idle
   // An idle stretch counts once it lasts this long (and then from its start).
   std::chrono::seconds window{30 * 60};

@@ -199,7 +199,7 @@ LENS_EXPORT HealthSample HealthSampleFromAgent(
 LENS_EXPORT std::array<uint64_t, kPortErrorCounterCount>
 DefaultPortErrorThresholds();
 
-struct DeviceHealthOptions {
+struct LENS_EXPORT DeviceHealthOptions {
   // Quiet time after the last degrading / unhealthy evidence before it
   // stops holding the state.
   std::chrono::seconds degraded_clear_after{30 * 60};

@@ -116,7 +116,7 @@ inline Status AbortedError(std::string m) {
 // PERMISSION_DENIED, ...).
 LENS_EXPORT Status ErrnoError(int errno_value, std::string_view what);
 
-std::ostream& operator<<(std::ostream& os, const Status& s);
+LENS_EXPORT std::ostream& operator<<(std::ostream& os, const Status& s);
 
 // A value or an error. Accessing the value of an error StatusOr is a
 // programming error (asserts in debug builds).

@@ -3,6 +3,8 @@
 #ifndef LENS_VERSION_H_
 #define LENS_VERSION_H_
 
+#include "lens/export.h"
+
 #define LENS_VERSION_MAJOR 0
 #define LENS_VERSION_MINOR 1
 #define LENS_VERSION_PATCH 0
@@ -11,7 +13,7 @@
 namespace lens {
 // The library's version as "MAJOR.MINOR.PATCH"; compare with
 // LENS_VERSION_STRING to detect a header/library mismatch.
-const char* Version();
+LENS_EXPORT const char* Version();
 }  // namespace lens
 
 #endif  // LENS_VERSION_H_

@@ -5,7 +5,7 @@
 #include "gpu/pci_numa.h"
 #include "lens/log.h"
 #include "lens/node.h"
-#include "lens/node_agent.h"
+#include "agent/node_agent.h"
 
 namespace lens {
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "lens/node_agent.h"
+#include "agent/node_agent.h"
 
 namespace lens::agent {
 

@@ -5,7 +5,7 @@
 #define LENS_AGENT_METRICS_RENDER_NODE_H_
 
 #include "core/metric_writer.h"
-#include "lens/node_agent.h"
+#include "agent/node_agent.h"
 
 namespace lens::agent {
 

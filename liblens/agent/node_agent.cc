@@ -1,5 +1,5 @@
 // The sampling loop and snapshot publication.
-#include "lens/node_agent.h"
+#include "agent/node_agent.h"
 
 #include <condition_variable>
 #include <mutex>
@@ -9,7 +9,7 @@
 #include "agent/rest.h"
 #include "agent/worker.h"
 #include "lens/log.h"
-#include "lens/metrics.h"
+#include "core/metrics.h"
 
 namespace lens {
 

@@ -7,8 +7,8 @@
 
 #include "agent/json_fields.h"
 #include "agent/json_nvidia.h"
-#include "lens/json.h"
-#include "lens/metrics.h"
+#include "core/json.h"
+#include "core/metrics.h"
 
 namespace lens::agent {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "lens/http.h"
-#include "lens/node_agent.h"
+#include "http/http.h"
+#include "agent/node_agent.h"
 
 namespace lens::agent {
 

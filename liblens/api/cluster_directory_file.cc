@@ -1,4 +1,4 @@
-// The clusters of lens-multicluster's directory file (lens/api.h,
+// The clusters of lens-multicluster's directory file (api/api.h,
 // NewClusterDirectoryFile): looked at again when its mtime or size changes
 // (a Secret volume swaps a symlink, which changes both), each member's store
 // and time series opened on its first request and reopened when its
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/redact.h"
-#include "lens/api.h"
-#include "lens/cluster_directory.h"
+#include "api/api.h"
+#include "core/cluster_directory.h"
 #include "lens/log.h"
 
 namespace lens {

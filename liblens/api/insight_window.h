@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "lens/http.h"
+#include "http/http.h"
 #include "lens/model.h"
 #include "lens/status.h"
 

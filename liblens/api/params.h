@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "api/routes.h"
-#include "lens/http.h"
+#include "http/http.h"
 #include "lens/model.h"
 #include "lens/status.h"
 #include "lens/timeseries.h"

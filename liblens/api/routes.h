@@ -13,8 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include "lens/api.h"
-#include "lens/http.h"
+#include "api/api.h"
+#include "http/http.h"
 #include "lens/status.h"
 #include "lens/store.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "lens/container_events.h"
+#include "container_events/container_events.h"
 #include "lens/status.h"
 
 namespace lens::container_events {

@@ -3,7 +3,7 @@
 #include <set>
 
 #include "core/kernel_file.h"
-#include "lens/container_events.h"
+#include "container_events/container_events.h"
 
 namespace lens {
 namespace {

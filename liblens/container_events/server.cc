@@ -32,7 +32,7 @@
 #include "container_events/snapshot_assembly.h"
 #include "container_events/stream_auth.h"
 #include "http/listen_address.h"
-#include "lens/container_events.h"
+#include "container_events/container_events.h"
 #include "lens/log.h"
 #include "lens/v1/container_events.grpc.pb.h"
 

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "lens/container_events.h"
-#include "lens/metrics.h"
+#include "container_events/container_events.h"
+#include "core/metrics.h"
 #include "lens/status.h"
 
 namespace lens::container_events {

@@ -9,7 +9,7 @@
 
 #include "containers/device_resolver.h"
 #include "core/kernel_file.h"
-#include "lens/json.h"
+#include "core/json.h"
 
 namespace lens::containers {
 namespace {

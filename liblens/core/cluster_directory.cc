@@ -1,5 +1,5 @@
-// The cluster directory's YAML (lens/cluster_directory.h).
-#include "lens/cluster_directory.h"
+// The cluster directory's YAML (core/cluster_directory.h).
+#include "core/cluster_directory.h"
 
 #include <yaml-cpp/yaml.h>
 

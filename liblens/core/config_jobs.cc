@@ -3,7 +3,7 @@
 #include "core/config_jobs.h"
 
 #include "core/redact.h"
-#include "lens/config.h"
+#include "core/config.h"
 
 namespace lens::config {
 namespace {

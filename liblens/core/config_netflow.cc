@@ -1,7 +1,7 @@
 // The `netflow:` section.
 #include "core/config_netflow.h"
 
-#include "lens/config.h"
+#include "core/config.h"
 
 namespace lens::config {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <charconv>
 
-#include "lens/config.h"
+#include "core/config.h"
 
 namespace lens::config {
 namespace {

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "core/config_decode.h"
-#include "lens/config.h"
+#include "core/config.h"
 
 namespace lens::config {
 namespace {

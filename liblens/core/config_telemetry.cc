@@ -1,7 +1,7 @@
 // The `telemetry:` section (lens-telemetry).
 #include "core/config_telemetry.h"
 
-#include "lens/config.h"
+#include "core/config.h"
 
 namespace lens::config {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/config_decode.h"
-#include "lens/config.h"
+#include "core/config.h"
 
 namespace lens::config {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lens/config.h"
+#include "core/config.h"
 #include "lens/status.h"
 
 namespace lens::config {

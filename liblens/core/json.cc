@@ -1,4 +1,4 @@
-#include "lens/json.h"
+#include "core/json.h"
 
 #include <algorithm>
 #include <cstdio>

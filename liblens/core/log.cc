@@ -10,7 +10,7 @@
 #include <mutex>
 
 #include "core/text.h"
-#include "lens/json.h"
+#include "core/json.h"
 
 namespace lens {
 namespace {

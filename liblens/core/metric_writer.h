@@ -13,7 +13,7 @@
 #include <string_view>
 #include <utility>
 
-#include "lens/metrics.h"
+#include "core/metrics.h"
 
 namespace lens {
 

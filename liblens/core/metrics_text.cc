@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "core/text.h"
-#include "lens/metrics.h"
+#include "core/metrics.h"
 
 namespace lens {
 namespace {

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "core/labels.h"
-#include "lens/json.h"
+#include "core/json.h"
 
 namespace lens {
 namespace {

@@ -1,4 +1,4 @@
-#include "lens/process.h"
+#include "core/process.h"
 
 #include <pthread.h>
 #include <signal.h>

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "lens/flow.h"
-#include "lens/http.h"
-#include "lens/metrics.h"
+#include "http/http.h"
+#include "core/metrics.h"
 
 namespace lens {
 

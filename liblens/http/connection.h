@@ -13,7 +13,7 @@
 #include <string>
 
 #include "http/request_parser.h"
-#include "lens/http.h"
+#include "http/http.h"
 #include "lens/status.h"
 
 typedef struct ssl_st SSL;

@@ -2,8 +2,8 @@
 #include <cctype>
 
 #include "http/listen_address.h"
-#include "lens/http.h"
-#include "lens/json.h"
+#include "http/http.h"
+#include "core/json.h"
 
 namespace lens {
 

@@ -21,8 +21,8 @@
 #include "http/listen_address.h"
 #include "http/request_parser.h"
 #include "http/worker_pool.h"
-#include "lens/http.h"
-#include "lens/metrics.h"
+#include "http/http.h"
+#include "core/metrics.h"
 
 namespace lens::http {
 

@@ -1,7 +1,7 @@
 #include <string>
 
 #include "core/kernel_file.h"
-#include "lens/http.h"
+#include "http/http.h"
 
 namespace lens {
 

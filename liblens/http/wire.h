@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "lens/http.h"
+#include "http/http.h"
 
 namespace lens::http {
 

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "lens/http.h"
-#include "lens/metrics.h"
+#include "http/http.h"
+#include "core/metrics.h"
 
 namespace lens::http {
 

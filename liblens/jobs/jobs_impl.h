@@ -15,7 +15,7 @@
 
 #include "jobs/agents.h"
 #include "jobs/scheduler.h"
-#include "lens/jobs.h"
+#include "jobs/jobs.h"
 #include "lens/store.h"
 
 namespace lens::jobs {

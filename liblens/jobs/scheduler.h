@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "lens/metrics.h"
+#include "core/metrics.h"
 #include "lens/status.h"
 
 namespace lens::jobs {

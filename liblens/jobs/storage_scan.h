@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "jobs/scheduler.h"
-#include "lens/jobs.h"
+#include "jobs/jobs.h"
 #include "lens/kube.h"
 #include "lens/model.h"
 #include "lens/status.h"

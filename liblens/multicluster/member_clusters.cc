@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "core/redact.h"
-#include "lens/cluster_directory.h"
-#include "lens/multicluster.h"
+#include "core/cluster_directory.h"
+#include "multicluster/multicluster.h"
 
 namespace lens {
 namespace {

@@ -1,5 +1,5 @@
 // Secret `data` in and out (base64 values), and SecretData of
-// lens/multicluster.h. Values are credentials: errors name keys only.
+// multicluster/multicluster.h. Values are credentials: errors name keys only.
 #include "multicluster/secret_data.h"
 
 #include <rapidjson/document.h>
@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "core/text.h"
-#include "lens/multicluster.h"
+#include "multicluster/multicluster.h"
 
 namespace lens {
 namespace multicluster {

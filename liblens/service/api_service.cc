@@ -1,13 +1,13 @@
 // lens-api composed once: the store, the time-series source, the REST API
 // and the dashboard on one HTTP server, from one options struct.
-#include "lens/api_service.h"
+#include "service/api_service.h"
 
 #include <mutex>
 
 #include "core/metric_writer.h"
-#include "lens/dashboard.h"
+#include "web/dashboard.h"
 #include "lens/log.h"
-#include "lens/metrics.h"
+#include "core/metrics.h"
 #include "lens/store.h"
 #include "service/insight_metrics.h"
 #include "service/readiness.h"

@@ -1,6 +1,6 @@
 // lens-api's options from the config: the `api:` and `database:` sections,
 // the token files read.
-#include "lens/api_service.h"
+#include "service/api_service.h"
 
 namespace lens {
 

@@ -1,6 +1,6 @@
 // lens-controller composed once: store, client, elector, controller and the
 // HTTP routes, from one options struct.
-#include "lens/controller_service.h"
+#include "service/controller_service.h"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include "cluster/controller.h"
 #include "cluster/controller_metrics.h"
 #include "lens/log.h"
-#include "lens/metrics.h"
+#include "core/metrics.h"
 #include "lens/store.h"
 
 namespace lens {

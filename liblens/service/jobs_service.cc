@@ -1,7 +1,7 @@
 // lens-jobs composed once: the store, the container event server, the
 // Kubernetes client with its leader elector, the scheduled jobs and the HTTP
 // routes, from one options struct.
-#include "lens/jobs_service.h"
+#include "service/jobs_service.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "lens/log.h"
-#include "lens/metrics.h"
+#include "core/metrics.h"
 #include "lens/store.h"
 
 namespace lens {

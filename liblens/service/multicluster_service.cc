@@ -1,7 +1,7 @@
 // lens-multicluster composed once: the home client, the clusters Secret's
 // informer, the member clusters read every refresh, the output Secret
 // written by the Lease's leader, and the HTTP routes.
-#include "lens/multicluster_service.h"
+#include "service/multicluster_service.h"
 
 #include <condition_variable>
 #include <map>
@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "core/metric_writer.h"
-#include "lens/cluster_directory.h"
+#include "core/cluster_directory.h"
 #include "lens/log.h"
-#include "lens/metrics.h"
+#include "core/metrics.h"
 #include "multicluster/secret_data.h"
 
 namespace lens {

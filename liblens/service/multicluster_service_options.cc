@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "lens/kube.h"
-#include "lens/multicluster_service.h"
+#include "service/multicluster_service.h"
 
 namespace lens {
 

@@ -13,7 +13,7 @@
 
 #include "lens/insights_health.h"
 #include "lens/insights_placement.h"
-#include "lens/node_agent.h"
+#include "agent/node_agent.h"
 
 namespace lens::service {
 

@@ -1,6 +1,6 @@
 // NodeService: the node's parts started in order, served, stopped in
 // reverse.
-#include "lens/node_service.h"
+#include "service/node_service.h"
 
 #include <charconv>
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "lens/flow_policy.h"
-#include "lens/node_service.h"
+#include "service/node_service.h"
 
 namespace lens {
 namespace {

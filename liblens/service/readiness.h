@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "lens/http.h"
+#include "http/http.h"
 #include "lens/status.h"
 
 namespace lens::service {

@@ -1,13 +1,13 @@
 // lens-telemetry composed once: the store, the processor and the HTTP
 // routes, from one options struct.
-#include "lens/telemetry_service.h"
+#include "service/telemetry_service.h"
 
 #include <algorithm>
 #include <charconv>
 #include <mutex>
 
 #include "lens/log.h"
-#include "lens/metrics.h"
+#include "core/metrics.h"
 #include "lens/store.h"
 
 namespace lens {

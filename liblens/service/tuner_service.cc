@@ -1,6 +1,6 @@
 // lens-tuner composed once: the spec checked and applied every interval,
 // drift counted and logged, /metrics and /healthz over HTTP.
-#include "lens/tuner_service.h"
+#include "service/tuner_service.h"
 
 #include <condition_variable>
 #include <map>
@@ -10,7 +10,7 @@
 
 #include "core/metric_writer.h"
 #include "lens/log.h"
-#include "lens/metrics.h"
+#include "core/metrics.h"
 
 namespace lens {
 namespace {

@@ -1,6 +1,6 @@
 // lens-tuner's options from the config: the `tuner:` section, the token
 // file read.
-#include "lens/tuner_service.h"
+#include "service/tuner_service.h"
 
 namespace lens {
 

@@ -4,7 +4,7 @@
 
 #include "core/labels.h"
 #include "core/text.h"
-#include "lens/json.h"
+#include "core/json.h"
 #include "store/text.h"
 
 namespace lens::store {

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "lens/json.h"
+#include "core/json.h"
 #include "store/text.h"
 
 namespace lens::store {

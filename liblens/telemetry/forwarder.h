@@ -29,7 +29,7 @@
 #include <string_view>
 #include <thread>
 
-#include "lens/metrics.h"
+#include "core/metrics.h"
 #include "lens/status.h"
 #include "telemetry/disk_queue.h"
 #include "telemetry/remote_write_client.h"

@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "lens/metrics.h"
-#include "lens/telemetry.h"
+#include "core/metrics.h"
+#include "telemetry/telemetry.h"
 
 namespace lens::telemetry {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "lens/metrics.h"
+#include "core/metrics.h"
 #include "lens/model.h"
 #include "lens/training.h"
 

@@ -1,4 +1,4 @@
-// The TelemetryProcessor behind include/lens/telemetry.h: the metrics path
+// The TelemetryProcessor behind liblens/telemetry/telemetry.h: the metrics path
 // (decode, enrich by the ownership feed's index, queue to every forwarder,
 // the store's sample history), the logs path (LogIngest) and the threads
 // that keep them going.
@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "lens/metrics.h"
+#include "core/metrics.h"
 #include "lens/store.h"
-#include "lens/telemetry.h"
+#include "telemetry/telemetry.h"
 #include "telemetry/enrich.h"
 #include "telemetry/forwarder.h"
 #include "telemetry/local_scrape.h"

@@ -3,7 +3,7 @@
 #include <map>
 
 #include "core/metric_writer.h"
-#include "lens/json.h"
+#include "core/json.h"
 #include "telemetry/processor.h"
 
 namespace lens::telemetry {

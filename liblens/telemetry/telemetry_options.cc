@@ -1,5 +1,5 @@
 // TelemetryOptions::Validate: what the processor refuses to start with.
-#include "lens/telemetry.h"
+#include "telemetry/telemetry.h"
 
 namespace lens {
 

@@ -2,7 +2,7 @@
 #include <string>
 
 #include "core/redact.h"
-#include "lens/metrics.h"
+#include "core/metrics.h"
 #include "lens/timeseries.h"
 #include "timeseries/range.h"
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "core/text.h"
-#include "lens/json.h"
+#include "core/json.h"
 #include "lens/training.h"
 
 namespace lens {

@@ -1,6 +1,6 @@
 // Declarative tuning: the spec made canonical, the node read and compared
 // (PlanTuning), and what differs written (ApplyTuning).
-#include "lens/tuner.h"
+#include "tuner/tuner.h"
 
 #include "core/config_tuner_rules.h"
 #include "core/kernel_file.h"

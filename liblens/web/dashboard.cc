@@ -1,6 +1,6 @@
 // Serving the embedded dashboard: one exact route per file, each answered
 // from bytes and headers computed once at registration.
-#include "lens/dashboard.h"
+#include "web/dashboard.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "core/kernel_file.h"
-#include "lens/node_agent.h"
+#include "agent/node_agent.h"
 
 namespace lens {
 namespace {

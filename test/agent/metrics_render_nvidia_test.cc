@@ -15,7 +15,7 @@
 #include "agent/rest.h"
 #include "gpu/nvml/nvml_replay.h"
 #include "gpu/nvml/nvml_source.h"
-#include "lens/node_agent.h"
+#include "agent/node_agent.h"
 
 namespace lens {
 namespace {

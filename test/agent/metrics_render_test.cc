@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "lens/node_agent.h"
+#include "agent/node_agent.h"
 
 namespace lens {
 namespace {

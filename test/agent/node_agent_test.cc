@@ -1,6 +1,6 @@
 // NodeAgent: the loop's bookkeeping with scripted sources, and the whole agent
 // on fixture hosts.
-#include "lens/node_agent.h"
+#include "agent/node_agent.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

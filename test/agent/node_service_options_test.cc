@@ -5,7 +5,7 @@
 #include <fstream>
 #include <string>
 
-#include "lens/node_service.h"
+#include "service/node_service.h"
 
 namespace lens {
 namespace {

@@ -9,8 +9,8 @@
 #include <sstream>
 #include <thread>
 
-#include "lens/node_agent.h"
-#include "lens/node_service.h"
+#include "agent/node_agent.h"
+#include "service/node_service.h"
 #include "lens/probe.h"
 #include "service/node_health.h"
 

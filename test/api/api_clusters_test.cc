@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "command.h"
-#include "lens/api_service.h"
-#include "lens/cluster_directory.h"
+#include "service/api_service.h"
+#include "core/cluster_directory.h"
 #include "lens/store.h"
 
 namespace lens {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "api_service_fixture.h"
-#include "lens/api_service.h"
+#include "service/api_service.h"
 #include "lens/store.h"
 
 namespace lens {

@@ -3,7 +3,7 @@
 // bad configuration exits 2 naming the key; SIGTERM stops it cleanly; and
 // `lens up` serves the same API and dashboard over its store and prints
 // the dashboard's URL.
-#include "lens/api_service.h"
+#include "service/api_service.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

@@ -4,7 +4,7 @@
 // bad parameters, unknown ids and clusters, auth, and that no
 // secret-looking field is ever returned. The time-series routes are in
 // api_series_test.cc, the OpenAPI document in api_openapi_test.cc.
-#include "lens/api.h"
+#include "api/api.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "api_test_env.h"
-#include "lens/http.h"
+#include "http/http.h"
 #include "lens/store.h"
 
 namespace lens::test {

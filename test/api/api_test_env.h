@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "lens/api.h"
-#include "lens/http.h"
+#include "api/api.h"
+#include "http/http.h"
 #include "lens/store.h"
 #include "lens/timeseries.h"
 #include "store_test_env.h"

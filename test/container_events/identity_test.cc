@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "lens/container_events.h"
+#include "container_events/container_events.h"
 #include "stream_fixture.h"
 
 namespace lens::test {

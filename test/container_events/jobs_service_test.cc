@@ -1,6 +1,6 @@
 // lens-jobs as a library: options from the config, then the store, the event
 // server and the HTTP routes started together and stopped together.
-#include "lens/jobs_service.h"
+#include "service/jobs_service.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

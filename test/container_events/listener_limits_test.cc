@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "lens/container_events.h"
+#include "container_events/container_events.h"
 #include "lens/store.h"
 #include "test_agent.h"
 

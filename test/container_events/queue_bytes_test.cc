@@ -11,7 +11,7 @@
 #include <chrono>
 #include <thread>
 
-#include "lens/container_events.h"
+#include "container_events/container_events.h"
 #include "stream_fixture.h"
 
 namespace lens::test {

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "lens/container_events.h"
+#include "container_events/container_events.h"
 #include "lens/v1/container_events.grpc.pb.h"
 
 namespace lens {

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <thread>
 
-#include "lens/container_events.h"
+#include "container_events/container_events.h"
 #include "store_test_env.h"
 #include "test_agent.h"
 

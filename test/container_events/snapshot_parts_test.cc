@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "lens/container_events.h"
+#include "container_events/container_events.h"
 #include "stream_fixture.h"
 
 namespace lens::test {

@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "lens/container_events.h"
+#include "container_events/container_events.h"
 #include "lens/store.h"
 #include "test_agent.h"
 

@@ -13,8 +13,8 @@
 
 #include "containerd_harness.h"  // MakeCharDevice
 #include "docker_env.h"
-#include "lens/container_events.h"
-#include "lens/node_service.h"
+#include "container_events/container_events.h"
+#include "service/node_service.h"
 #include "lens/store.h"
 
 namespace lens {

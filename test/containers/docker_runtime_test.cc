@@ -9,9 +9,9 @@
 
 #include <filesystem>
 
-#include "lens/config.h"
+#include "core/config.h"
 #include "lens/containers.h"
-#include "lens/node_service.h"
+#include "service/node_service.h"
 
 namespace lens {
 namespace {

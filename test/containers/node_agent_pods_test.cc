@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "containerd_env.h"
-#include "lens/container_events.h"
-#include "lens/node_agent.h"
-#include "lens/node_service.h"
+#include "container_events/container_events.h"
+#include "agent/node_agent.h"
+#include "service/node_service.h"
 #include "lens/store.h"
 
 namespace lens {

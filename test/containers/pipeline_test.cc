@@ -21,7 +21,7 @@
 
 #include "command.h"
 #include "containerd_env.h"
-#include "lens/container_events.h"
+#include "container_events/container_events.h"
 #include "lens/containers.h"
 #include "lens/store.h"
 #include "loopback_traffic.h"

@@ -1,7 +1,7 @@
 // The cluster directory's YAML: what lens-multicluster writes, lens-api
 // reads back the same; bad entries are refused by entry and field, and no
 // message repeats a URL or token.
-#include "lens/cluster_directory.h"
+#include "core/cluster_directory.h"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "lens/api_service.h"
-#include "lens/config.h"
+#include "service/api_service.h"
+#include "core/config.h"
 
 namespace lens {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "lens/config.h"
-#include "lens/jobs_service.h"
+#include "core/config.h"
+#include "service/jobs_service.h"
 
 namespace lens {
 namespace {

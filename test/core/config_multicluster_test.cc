@@ -3,7 +3,7 @@
 // the file line.
 #include <gtest/gtest.h>
 
-#include "lens/config.h"
+#include "core/config.h"
 
 namespace lens {
 namespace {

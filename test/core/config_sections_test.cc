@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "config_test_util.h"
-#include "lens/config.h"
+#include "core/config.h"
 
 namespace lens {
 namespace {

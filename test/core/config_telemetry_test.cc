@@ -5,8 +5,8 @@
 
 #include <fstream>
 
-#include "lens/config.h"
-#include "lens/telemetry_service.h"
+#include "core/config.h"
+#include "service/telemetry_service.h"
 
 namespace lens {
 namespace {

@@ -1,4 +1,4 @@
-#include "lens/config.h"
+#include "core/config.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "lens/config.h"
+#include "core/config.h"
 
 namespace lens {
 

@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "lens/config.h"
-#include "lens/tuner_service.h"
+#include "core/config.h"
+#include "service/tuner_service.h"
 
 namespace lens {
 namespace {

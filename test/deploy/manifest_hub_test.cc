@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "core/text.h"
-#include "lens/cluster_directory.h"
+#include "core/cluster_directory.h"
 #include "lens/store.h"
 #include "manifest_rbac.h"
 

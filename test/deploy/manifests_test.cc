@@ -13,7 +13,7 @@
 #include <set>
 #include <string>
 
-#include "lens/config.h"
+#include "core/config.h"
 #include "lens/version.h"
 
 namespace lens::test {

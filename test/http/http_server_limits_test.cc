@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "http_attacks.h"
-#include "lens/http.h"
+#include "http/http.h"
 
 namespace lens {
 namespace {

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <string>
 
-#include "lens/http.h"
-#include "lens/metrics.h"
+#include "http/http.h"
+#include "core/metrics.h"
 
 namespace lens {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <thread>
 
-#include "lens/http.h"
-#include "lens/node_service.h"
+#include "http/http.h"
+#include "service/node_service.h"
 
 namespace lens::jobs {
 namespace {

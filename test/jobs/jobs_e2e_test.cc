@@ -11,7 +11,7 @@
 
 #include "jobs_testing.h"
 #include "kube_api_server.h"
-#include "lens/controller_service.h"
+#include "service/controller_service.h"
 
 namespace lens::jobs_testing {
 namespace {

@@ -28,9 +28,9 @@
 
 #include "gpu/nvml/nvml_replay.h"
 #include "gpu/nvml/nvml_source.h"
-#include "lens/http.h"
-#include "lens/jobs.h"
-#include "lens/node_agent.h"
+#include "http/http.h"
+#include "jobs/jobs.h"
+#include "agent/node_agent.h"
 #include "lens/store.h"
 #include "loopback_traffic.h"
 #include "postgres_server.h"

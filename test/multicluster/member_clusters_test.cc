@@ -4,7 +4,7 @@
 // down, members added and removed, a bad kubeconfig reported alone.
 #include <gtest/gtest.h>
 
-#include "lens/multicluster.h"
+#include "multicluster/multicluster.h"
 #include "multicluster_testing.h"
 
 namespace lens::multicluster_testing {

@@ -6,7 +6,7 @@
 // not duplicated, after a restart and after a 409; every request inside the
 // documented RBAC; no credential in the log or /metrics; the daemon's exit
 // codes.
-#include "lens/multicluster_service.h"
+#include "service/multicluster_service.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

@@ -15,9 +15,9 @@
 #include "command.h"
 #include "core/text.h"
 #include "kube_api_server.h"
-#include "lens/cluster_directory.h"
-#include "lens/multicluster.h"
-#include "lens/multicluster_service.h"
+#include "core/cluster_directory.h"
+#include "multicluster/multicluster.h"
+#include "service/multicluster_service.h"
 #include "multicluster/secret_data.h"
 
 namespace lens::multicluster_testing {

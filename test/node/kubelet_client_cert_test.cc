@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "lens/node.h"
-#include "lens/node_agent.h"
+#include "agent/node_agent.h"
 
 namespace lens {
 namespace {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "lens/node_agent.h"
+#include "agent/node_agent.h"
 
 namespace lens {
 namespace {

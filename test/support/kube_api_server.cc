@@ -655,6 +655,7 @@ std::vector<KubeRequest> KubeApiServer::Requests() const {
 void KubeApiServer::ClearRequests() {
   std::lock_guard lock(impl_->mu_);
   impl_->requests_.clear();
+  ++impl_->requests_cleared_;
 }
 
 int KubeApiServer::open_watches() const {

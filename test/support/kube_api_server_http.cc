@@ -199,20 +199,32 @@ void KubeApiServer::Impl::Serve(const httplib::Request& req,
     target = ParsePath(req.path);
   }
   entry.verb = VerbOf(req, target);
+  const std::string entry_verb = entry.verb;
   if (entry.verb != "discovery") {
     entry.group = target.group;
     entry.resource = target.resource;
     entry.namespace_name = target.namespace_name;
     entry.name = target.name;
   }
+  // Recorded before it is served: a watch is open (open_watches()) from
+  // inside ServeParsed, and a test that saw it open must find its request.
+  size_t index = 0;
+  uint64_t generation = 0;
+  {
+    std::lock_guard lock(mu_);
+    index = requests_.size();
+    generation = requests_cleared_;
+    requests_.push_back(std::move(entry));
+  }
   if (!Authorized(req, options_.token)) {
     AnswerStatus(res, StatusOf(401));
   } else if (!TakeFailure(req.path, res)) {
-    ServeParsed(req, res, target, entry.verb);
+    ServeParsed(req, res, target, entry_verb);
   }
-  entry.status = res.status;
   std::lock_guard lock(mu_);
-  requests_.push_back(std::move(entry));
+  if (requests_cleared_ == generation && index < requests_.size()) {
+    requests_[index].status = res.status;
+  }
 }
 
 bool KubeApiServer::Impl::TakeFailure(const std::string& path,

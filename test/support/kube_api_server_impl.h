@@ -279,6 +279,7 @@ struct KubeApiServer::Impl {
   uint64_t history_start_ = 1;                      // GUARDED_BY(mu_)
   std::set<std::shared_ptr<kube::Watch>> watches_;  // GUARDED_BY(mu_)
   std::vector<KubeRequest> requests_;               // GUARDED_BY(mu_)
+  uint64_t requests_cleared_ = 0;  // ClearRequests calls; GUARDED_BY(mu_)
   struct Failure {
     std::string path_part;
     int status = 0;

@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "command.h"
-#include "lens/http.h"
+#include "http/http.h"
 #include "telemetry/remote_write.h"
 #include "victoria_metrics.h"
 

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "lens/store.h"
-#include "lens/telemetry.h"
+#include "telemetry/telemetry.h"
 
 namespace lens::telemetry {
 namespace {

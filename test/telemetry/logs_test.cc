@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "core/text.h"
-#include "lens/json.h"
+#include "core/json.h"
 #include "postgres_server.h"
 #include "training_rows.h"
 

@@ -2,7 +2,7 @@
 // scraping exporter-shaped fixtures and remote-writing to the service, a
 // real VictoriaMetrics as the forward target, queried for what arrived; and
 // on one machine, the store's sample history instead.
-#include "lens/telemetry_service.h"
+#include "service/telemetry_service.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

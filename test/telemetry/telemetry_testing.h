@@ -23,7 +23,7 @@
 
 #include "command.h"
 #include "lens/store.h"
-#include "lens/telemetry_service.h"
+#include "service/telemetry_service.h"
 #include "telemetry/remote_write.h"
 #include "victoria_metrics.h"
 

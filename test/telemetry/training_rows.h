@@ -17,7 +17,7 @@
 #include <sstream>
 #include <string>
 
-#include "lens/json.h"
+#include "core/json.h"
 #include "lens/store.h"
 #include "lens/training.h"
 

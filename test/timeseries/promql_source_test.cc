@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "lens/http.h"
+#include "http/http.h"
 #include "lens/timeseries.h"
 #include "loopback_traffic.h"
 #include "timeseries_testing.h"

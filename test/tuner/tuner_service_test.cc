@@ -3,7 +3,7 @@
 // token guards /metrics; --dry-run writes nothing; --once applies and a
 // second --once has nothing to do; bad configuration exits 2 naming the
 // key; SIGTERM stops it.
-#include "lens/tuner_service.h"
+#include "service/tuner_service.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

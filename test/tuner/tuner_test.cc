@@ -2,7 +2,7 @@
 // differs is shown and written, nothing else is touched, a second apply
 // writes nothing, drift behind the tuner's back is found and repaired, and
 // a spec that is refused writes nothing.
-#include "lens/tuner.h"
+#include "tuner/tuner.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

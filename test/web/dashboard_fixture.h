@@ -20,9 +20,9 @@
 
 #include "chromium.h"
 #include "dashboard_env.h"
-#include "lens/api.h"
-#include "lens/dashboard.h"
-#include "lens/http.h"
+#include "api/api.h"
+#include "web/dashboard.h"
+#include "http/http.h"
 #include "lens/store.h"
 #include "lens/timeseries.h"
 

@@ -14,7 +14,7 @@
 #include <set>
 
 #include "core/kernel_file.h"
-#include "lens/json.h"
+#include "core/json.h"
 
 namespace lens::containers::docker {
 namespace {
