@@ -153,7 +153,7 @@ image:
 	  >$(IMAGE_BUILD)/configure.log || { cat $(IMAGE_BUILD)/configure.log; exit 1; }; \
 	  cmake --build $(IMAGE_BUILD) -j $(JOBS) --target $(IMAGE_TARGETS); $(call DONE,build (release daemons))
 	@$(START); rm -rf $(IMAGE_BUILD)/stage; \
-	  DESTDIR=$(CURDIR)/$(IMAGE_BUILD)/stage cmake --install $(IMAGE_BUILD) --strip >/dev/null; \
+	  DESTDIR=$(CURDIR)/$(IMAGE_BUILD)/stage cmake --install $(IMAGE_BUILD) --strip --component runtime >/dev/null; \
 	  SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) \
 	  scripts/build-image.sh $(IMAGE_BUILD)/stage $(IMAGE_BUILD)/lens-image.tar $(IMAGE_TAG); \
 	  $(call DONE,image + smoke)

@@ -5,14 +5,18 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/lens" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# Component "sdk" (headers, libraries, CMake package); the daemons are component "runtime", which is
+# all the container image installs (`cmake --install --component runtime`).
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/lens" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        COMPONENT sdk)
 # lens::lens is the shared library (only the public API exported, third-party libraries
 # private); lens::lens_static the static one, which brings its dependencies' targets along.
 set_target_properties(lens PROPERTIES EXPORT_NAME lens_static)
 install(TARGETS lens lens_proto lens_shared EXPORT lensTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(EXPORT lensTargets NAMESPACE lens:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens)
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT sdk
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT sdk)
+install(EXPORT lensTargets NAMESPACE lens:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens
+        COMPONENT sdk)
 
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/lensConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/lensConfig.cmake" INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens)
@@ -22,4 +26,4 @@ install(FILES "${PROJECT_BINARY_DIR}/lensConfig.cmake" "${PROJECT_BINARY_DIR}/le
               "${PROJECT_SOURCE_DIR}/cmake/LensPqxx.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/LensGrpc.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/LensLibbpf.cmake"
-        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens)
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lens COMPONENT sdk)
