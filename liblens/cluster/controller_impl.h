@@ -81,6 +81,7 @@ struct Controller::Impl {
                    std::set<std::string>* workloads);
   Status WriteWorkloads(const std::set<std::string>& uids);
   Status WriteNodes(std::vector<NodeRecord>& nodes);
+  Status FillPodGpuModels(const std::set<std::string>& nodes);
   // Reads again (at most 32 of) these owners fetched longer ago than
   // owner_refresh.
   void RefreshOwners(const std::set<std::string>& uids);

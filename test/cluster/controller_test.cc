@@ -25,7 +25,16 @@ TEST_P(ControllerTest, APyTorchJobsWholeLifeRowByRow) {
   CreateAll(server_, "plain-pods.json");
   Running controller(client_.get(), store_.get(), Fast());
   ASSERT_TRUE(WaitUntil([&] { return controller->Ready(); }));
-  ASSERT_TRUE(WaitUntil([&] { return Stored(kPyTorchJobUid, 4); }));
+  // The pods and the nodes come from two informers: either may be written
+  // first (a pod written first gets its GPU model when its node is).
+  ASSERT_TRUE(WaitUntil([&] {
+    return Stored(kPyTorchJobUid, 4) &&
+           store_->nodes().GetNode("mi300x-node-01").ok() &&
+           PodHas("ml", "llama-pretrain-master-0", [&](const PodRecord& p) {
+             auto r = store_->pods().GetPodResources(p.uid);
+             return r.ok() && !r->gpu_model.empty();
+           });
+  }));
 
   // Pods: only the GPU ones, with the API's facts.
   PodQuery all;
@@ -173,6 +182,31 @@ TEST_P(ControllerTest, AJobEndingPodByPodKeepsItsWholeRequest) {
   ASSERT_NE(server_.Update(ended[0]), "");
   ASSERT_TRUE(active_is(0));
   EXPECT_EQ(store_->pods().GetWorkload(kPyTorchJobUid)->gpu_request, 32);
+}
+
+// Pods written before their node (the pod informer delivered first) get the
+// node's GPU model once the node is written, without a change to the pod.
+TEST_P(ControllerTest, PodsWrittenBeforeTheirNodeGetItsGpuModel) {
+  CreateAll(server_, "pytorchjob.json");
+  Running controller(client_.get(), store_.get(), Fast());
+  ASSERT_TRUE(WaitUntil([&] { return Stored(kPyTorchJobUid, 4); }));
+  auto master = Pod("ml", "llama-pretrain-master-0");
+  ASSERT_TRUE(master.ok()) << master.status();
+  auto before = store_->pods().GetPodResources(master->uid);
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_EQ(before->gpu_model, "") << "no node yet";
+
+  CreateAll(server_, "nodes.json");
+  ASSERT_TRUE(WaitUntil([&] {
+    auto r = store_->pods().GetPodResources(master->uid);
+    return r.ok() && !r->gpu_model.empty();
+  }));
+  auto node = store_->nodes().GetNode(master->node);
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(store_->pods().GetPodResources(master->uid)->gpu_model,
+            node->gpu_model);
+  EXPECT_EQ(store_->pods().GetPodResources(master->uid)->gpu_allocated, 8)
+      << "the rest of the row kept";
 }
 
 // A controller that first sees a job after its pods ended (one that lags a
