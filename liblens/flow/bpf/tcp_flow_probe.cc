@@ -152,9 +152,19 @@ Status TcpFlowProbe::Load(const FlowProbeOptions& options,
   }
   reader_ = std::thread([this] { ReadEvents(); });
   if (options.kernel_stats) {
-    sampler_ =
-        std::thread([this, w = options.kernel_stats_window,
-                     p = options.kernel_stats_period] { SampleStats(w, p); });
+    // Always on: the window opens before Open returns, so the first traffic
+    // after it is counted (from the sampler's thread, a busy machine could
+    // start it after that traffic).
+    bool run = true;
+    if (options.kernel_stats_window >= options.kernel_stats_period) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      run = OpenStatsWindow();
+    }
+    if (run) {
+      sampler_ =
+          std::thread([this, w = options.kernel_stats_window,
+                       p = options.kernel_stats_period] { SampleStats(w, p); });
+    }
   }
   return OkStatus();
 }

@@ -70,7 +70,7 @@ void TcpFlowProbe::SampleStats(std::chrono::milliseconds window,
   const auto off = period - window;
   while (!stats_stopping_) {
     if (off.count() > 0 && stats_cv_.wait_for(lock, off, stopping)) break;
-    if (!OpenStatsWindow()) return;
+    if (stats_fd_ < 0 && !OpenStatsWindow()) return;  // open: always on
     if (off.count() > 0) {
       stats_cv_.wait_for(lock, window, stopping);
     } else {
