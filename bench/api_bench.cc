@@ -32,8 +32,8 @@
 #include <thread>
 #include <vector>
 
-#include "bench_stores.h"
 #include "api/api.h"
+#include "bench_stores.h"
 #include "http/http.h"
 #include "lens/store.h"
 

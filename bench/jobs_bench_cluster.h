@@ -24,10 +24,10 @@
 #include <thread>
 #include <vector>
 
+#include "agent/node_agent.h"
 #include "agent/rest.h"
 #include "http/http.h"
 #include "jobs/jobs.h"
-#include "agent/node_agent.h"
 #include "lens/store.h"
 
 namespace lens {

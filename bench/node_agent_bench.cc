@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "agent/metrics_render.h"
+#include "agent/node_agent.h"
 #include "gpu/amdgpu_metrics.h"
 #include "lens/gpu.h"
-#include "agent/node_agent.h"
 #include "service/node_service.h"
 
 namespace {

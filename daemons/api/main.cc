@@ -4,11 +4,11 @@
 #include <cstdio>
 
 #include "cli_exit.h"
-#include "flags.h"
-#include "service/api_service.h"
-#include "lens/log.h"
 #include "core/process.h"
+#include "flags.h"
+#include "lens/log.h"
 #include "lens/version.h"
+#include "service/api_service.h"
 
 int main(int argc, char** argv) {
   lens::BlockShutdownSignals();

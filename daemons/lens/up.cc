@@ -16,14 +16,14 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "core/process.h"
+#include "lens/log.h"
+#include "node_flags.h"
 #include "service/api_service.h"
 #include "service/controller_service.h"
 #include "service/jobs_service.h"
-#include "lens/log.h"
 #include "service/node_service.h"
-#include "core/process.h"
 #include "service/telemetry_service.h"
-#include "node_flags.h"
 
 namespace lens::cli {
 namespace {

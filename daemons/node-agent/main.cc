@@ -5,11 +5,11 @@
 #include <cstdio>
 
 #include "cli_exit.h"
-#include "lens/log.h"
-#include "service/node_service.h"
 #include "core/process.h"
+#include "lens/log.h"
 #include "lens/version.h"
 #include "node_flags.h"
+#include "service/node_service.h"
 
 int main(int argc, char** argv) {
   lens::BlockShutdownSignals();

@@ -4,11 +4,11 @@
 #include <cstdio>
 
 #include "cli_exit.h"
+#include "core/process.h"
 #include "flags.h"
 #include "lens/log.h"
-#include "core/process.h"
-#include "service/tuner_service.h"
 #include "lens/version.h"
+#include "service/tuner_service.h"
 
 namespace {
 

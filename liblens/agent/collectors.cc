@@ -1,11 +1,11 @@
 // The built-in collectors: GPU, RDMA, node facts, kubelet.
 #include <algorithm>
 
+#include "agent/node_agent.h"
 #include "agent/worker.h"
 #include "gpu/pci_numa.h"
 #include "lens/log.h"
 #include "lens/node.h"
-#include "agent/node_agent.h"
 
 namespace lens {
 

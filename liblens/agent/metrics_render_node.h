@@ -4,8 +4,8 @@
 #ifndef LENS_AGENT_METRICS_RENDER_NODE_H_
 #define LENS_AGENT_METRICS_RENDER_NODE_H_
 
-#include "core/metric_writer.h"
 #include "agent/node_agent.h"
+#include "core/metric_writer.h"
 
 namespace lens::agent {
 

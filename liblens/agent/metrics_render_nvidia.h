@@ -3,8 +3,8 @@
 #ifndef LENS_AGENT_METRICS_RENDER_NVIDIA_H_
 #define LENS_AGENT_METRICS_RENDER_NVIDIA_H_
 
-#include "core/metric_writer.h"
 #include "agent/node_agent.h"
+#include "core/metric_writer.h"
 
 namespace lens::agent {
 

@@ -8,8 +8,8 @@
 #include "agent/metrics_render.h"
 #include "agent/rest.h"
 #include "agent/worker.h"
-#include "lens/log.h"
 #include "core/metrics.h"
+#include "lens/log.h"
 
 namespace lens {
 

@@ -25,10 +25,10 @@
 #include <string_view>
 #include <vector>
 
+#include "http/http.h"
 #include "lens/amd_smi.h"
 #include "lens/gpu.h"
 #include "lens/host.h"
-#include "http/http.h"
 #include "lens/node.h"
 #include "lens/rdma.h"
 #include "lens/status.h"
@@ -168,8 +168,7 @@ struct NodeAgentOptions {
 // The collectors `options` asks for: gpu (AMD sysfs and/or NVML), rdma, node,
 // and kubelet when configured. NVML that cannot load is left out silently
 // (no NVIDIA driver); anything else goes in.
-CollectorRegistry
-DefaultNodeCollectors(const NodeAgentOptions& options);
+CollectorRegistry DefaultNodeCollectors(const NodeAgentOptions& options);
 
 // Thread-safe: snapshot()/RenderMetrics()/handlers from any thread;
 // RunOnce() and the loop are serialised internally.

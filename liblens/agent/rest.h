@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "http/http.h"
 #include "agent/node_agent.h"
+#include "http/http.h"
 
 namespace lens::agent {
 

@@ -101,7 +101,7 @@ struct ApiOptions {
 // and the source are). Errors: InvalidArgument for bad options or a null
 // store/server.
 Status AddApiRoutes(Store* store, TimeSeriesSource* series,
-                                const ApiOptions& options, HttpServer* server);
+                    const ApiOptions& options, HttpServer* server);
 
 }  // namespace lens
 

@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/redact.h"
 #include "api/api.h"
 #include "core/cluster_directory.h"
+#include "core/redact.h"
 #include "lens/log.h"
 
 namespace lens {

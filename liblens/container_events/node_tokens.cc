@@ -2,8 +2,8 @@
 #include <cctype>
 #include <set>
 
-#include "core/kernel_file.h"
 #include "container_events/container_events.h"
+#include "core/kernel_file.h"
 
 namespace lens {
 namespace {

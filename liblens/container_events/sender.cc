@@ -15,8 +15,8 @@
 #include <sstream>
 #include <thread>
 
-#include "container_events/convert.h"
 #include "container_events/container_events.h"
+#include "container_events/convert.h"
 #include "lens/log.h"
 #include "lens/v1/container_events.grpc.pb.h"
 #include "lens/version.h"

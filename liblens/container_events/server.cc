@@ -27,12 +27,12 @@
 
 #include "container_events/agent_stream.h"
 #include "container_events/batch_writer.h"
+#include "container_events/container_events.h"
 #include "container_events/listener.h"
 #include "container_events/server_metrics.h"
 #include "container_events/snapshot_assembly.h"
 #include "container_events/stream_auth.h"
 #include "http/listen_address.h"
-#include "container_events/container_events.h"
 #include "lens/log.h"
 #include "lens/v1/container_events.grpc.pb.h"
 

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "containers/device_resolver.h"
-#include "core/kernel_file.h"
 #include "core/json.h"
+#include "core/kernel_file.h"
 
 namespace lens::containers {
 namespace {

@@ -342,20 +342,20 @@ struct ConfigLoadOptions {
 // "/etc/lens.yaml:7:11: httpPort: expected an integer, got \"eighty\"".
 // Values that came from the environment are reported as "LENS_HTTP_PORT=...:
 // httpPort: ...".
-StatusOr<Config> LoadConfigFile(
-    const std::string& path, const ConfigLoadOptions& options = {});
+StatusOr<Config> LoadConfigFile(const std::string& path,
+                                const ConfigLoadOptions& options = {});
 
 // What every daemon loads: the file at `path` (the defaults when empty), then
 // LENS_* variables, then options.overrides (its flags), each value decoded
 // and checked once, by the same rules.
 StatusOr<Config> LoadConfig(const std::string& path,
-                                        const ConfigLoadOptions& options = {});
+                            const ConfigLoadOptions& options = {});
 
 // As LoadConfigFile, from YAML text already in memory; `source_name` prefixes
 // error locations. Empty text gives the defaults (plus environment overrides).
 StatusOr<Config> ParseConfig(std::string_view yaml,
-                                         std::string_view source_name,
-                                         const ConfigLoadOptions& options = {});
+                             std::string_view source_name,
+                             const ConfigLoadOptions& options = {});
 
 }  // namespace lens
 

@@ -2,8 +2,8 @@
 // cluster daemon and `lens db` use).
 #include "core/config_jobs.h"
 
-#include "core/redact.h"
 #include "core/config.h"
+#include "core/redact.h"
 
 namespace lens::config {
 namespace {

@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/config_decode.h"
 #include "core/config.h"
+#include "core/config_decode.h"
 
 namespace lens::config {
 

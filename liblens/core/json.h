@@ -6,7 +6,6 @@
 #include <string>
 #include <string_view>
 
-
 namespace lens {
 
 // Appends `s` as a quoted JSON string: '"' and '\' escaped, \n \r \t by name,

@@ -9,8 +9,8 @@
 #include <memory>
 #include <mutex>
 
-#include "core/text.h"
 #include "core/json.h"
+#include "core/text.h"
 
 namespace lens {
 namespace {

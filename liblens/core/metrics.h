@@ -58,8 +58,7 @@ Status ValidateLabelValue(std::string_view value);
 // " -> \", newline -> \n; invalid UTF-8 and NUL bytes become U+FFFD (a
 // scrape with them is refused whole). Also the right escaping for a PromQL
 // string literal in double quotes.
-void AppendEscapedLabelValue(std::string_view value,
-                                         std::string* out);
+void AppendEscapedLabelValue(std::string_view value, std::string* out);
 // Appends HELP text escaped: \ -> \\, newline -> \n.
 void AppendEscapedHelp(std::string_view help, std::string* out);
 // Appends a sample value: shortest round-trip form ("1", "0.25", "1e+06"), or
@@ -155,11 +154,9 @@ class Histogram {
 // The Prometheus default buckets: .005 .01 .025 .05 .1 .25 .5 1 2.5 5 10.
 std::vector<double> DefaultBuckets();
 // `count` bounds start, start+width, ...; empty if count < 1.
-std::vector<double> LinearBuckets(double start, double width,
-                                              int count);
+std::vector<double> LinearBuckets(double start, double width, int count);
 // `count` bounds start, start*factor, ...; empty if count < 1.
-std::vector<double> ExponentialBuckets(double start, double factor,
-                                                   int count);
+std::vector<double> ExponentialBuckets(double start, double factor, int count);
 
 enum class MetricType { kCounter, kGauge, kHistogram };
 

@@ -4,8 +4,8 @@
 #include <charconv>
 #include <cmath>
 
-#include "core/text.h"
 #include "core/metrics.h"
+#include "core/text.h"
 
 namespace lens {
 namespace {

@@ -7,8 +7,8 @@
 #include <array>
 #include <utility>
 
-#include "core/labels.h"
 #include "core/json.h"
+#include "core/labels.h"
 
 namespace lens {
 namespace {

@@ -3,7 +3,6 @@
 #ifndef LENS_CORE_PROCESS_H_
 #define LENS_CORE_PROCESS_H_
 
-
 namespace lens {
 
 // Blocks SIGTERM, SIGINT and SIGHUP in the calling thread. Call first thing in

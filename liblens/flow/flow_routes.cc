@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "lens/flow.h"
-#include "http/http.h"
 #include "core/metrics.h"
+#include "http/http.h"
+#include "lens/flow.h"
 
 namespace lens {
 

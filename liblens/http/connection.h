@@ -12,8 +12,8 @@
 #include <optional>
 #include <string>
 
-#include "http/request_parser.h"
 #include "http/http.h"
+#include "http/request_parser.h"
 #include "lens/status.h"
 
 typedef struct ssl_st SSL;

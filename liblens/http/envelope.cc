@@ -1,9 +1,9 @@
 // Request accessors, option validation and the REST envelope.
 #include <cctype>
 
-#include "http/listen_address.h"
-#include "http/http.h"
 #include "core/json.h"
+#include "http/http.h"
+#include "http/listen_address.h"
 
 namespace lens {
 

@@ -17,12 +17,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/metrics.h"
 #include "http/connection.h"
+#include "http/http.h"
 #include "http/listen_address.h"
 #include "http/request_parser.h"
 #include "http/worker_pool.h"
-#include "http/http.h"
-#include "core/metrics.h"
 
 namespace lens::http {
 

@@ -175,14 +175,13 @@ class HttpServer {
 // for an empty file; read errors name `what` and the path. Files over 64 KiB
 // are rejected.
 StatusOr<std::string> ReadBearerTokenFile(const std::string& path,
-                                                      std::string_view what);
+                                          std::string_view what);
 
 // Envelope helpers (wire format of DESIGN.md).
 // {"code":0,"data":<data_json>,"message":"success"} with status 200.
 void RespondData(std::string_view data_json, HttpResponse* out);
 // {"code":<http_status>,"data":null,"message":"<message>"} with that status.
-void RespondError(int http_status, std::string_view message,
-                              HttpResponse* out);
+void RespondError(int http_status, std::string_view message, HttpResponse* out);
 // Maps a Status to the HTTP status (NotFound 404, InvalidArgument 400,
 // PermissionDenied 403, Unauthenticated 401, Unavailable 503, ... 500) and
 // responds with the envelope.

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "http/http.h"
 #include "core/metrics.h"
+#include "http/http.h"
 
 namespace lens::http {
 

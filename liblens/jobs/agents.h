@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "jobs/scheduler.h"
 #include "jobs/jobs.h"
+#include "jobs/scheduler.h"
 #include "lens/kube.h"
 #include "lens/model.h"
 #include "lens/status.h"

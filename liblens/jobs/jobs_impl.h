@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "jobs/agents.h"
-#include "jobs/scheduler.h"
 #include "jobs/jobs.h"
+#include "jobs/scheduler.h"
 #include "lens/store.h"
 
 namespace lens::jobs {

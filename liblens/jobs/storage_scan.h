@@ -9,8 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "jobs/scheduler.h"
 #include "jobs/jobs.h"
+#include "jobs/scheduler.h"
 #include "lens/kube.h"
 #include "lens/model.h"
 #include "lens/status.h"

@@ -6,8 +6,8 @@
 #include <thread>
 #include <utility>
 
-#include "core/redact.h"
 #include "core/cluster_directory.h"
+#include "core/redact.h"
 #include "multicluster/multicluster.h"
 
 namespace lens {

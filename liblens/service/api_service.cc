@@ -5,12 +5,12 @@
 #include <mutex>
 
 #include "core/metric_writer.h"
-#include "web/dashboard.h"
-#include "lens/log.h"
 #include "core/metrics.h"
+#include "lens/log.h"
 #include "lens/store.h"
 #include "service/insight_metrics.h"
 #include "service/readiness.h"
+#include "web/dashboard.h"
 
 namespace lens {
 namespace {

@@ -47,8 +47,7 @@ struct ApiServiceOptions {
 
 // From the config's `api:` and `database:` sections. Reads the bearer token
 // files (errors name the key and the file, never a token).
-StatusOr<ApiServiceOptions> ApiServiceOptionsFromConfig(
-    const Config& config);
+StatusOr<ApiServiceOptions> ApiServiceOptionsFromConfig(const Config& config);
 
 // The running service. Thread-safe.
 class ApiService {

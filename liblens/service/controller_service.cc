@@ -10,8 +10,8 @@
 
 #include "cluster/controller.h"
 #include "cluster/controller_metrics.h"
-#include "lens/log.h"
 #include "core/metrics.h"
+#include "lens/log.h"
 #include "lens/store.h"
 
 namespace lens {

@@ -44,8 +44,8 @@ struct ControllerServiceOptions {
 // (or the in-cluster service account) is read here, so a bad file is an
 // error before anything starts. Errors name the key and the file, never a
 // token.
-StatusOr<ControllerServiceOptions>
-ControllerServiceOptionsFromConfig(const Config& config);
+StatusOr<ControllerServiceOptions> ControllerServiceOptionsFromConfig(
+    const Config& config);
 
 // The running service. Thread-safe.
 class ControllerService {

@@ -9,8 +9,8 @@
 #include <mutex>
 #include <thread>
 
-#include "lens/log.h"
 #include "core/metrics.h"
+#include "lens/log.h"
 #include "lens/store.h"
 
 namespace lens {

@@ -16,8 +16,8 @@
 #include <memory>
 #include <string>
 
-#include "core/config.h"
 #include "container_events/container_events.h"
+#include "core/config.h"
 #include "http/http.h"
 #include "jobs/jobs.h"
 #include "lens/kube.h"
@@ -45,8 +45,7 @@ struct JobsServiceOptions {
 // From the config's `jobs:` and `database:` sections. Reads the bearer token
 // files and the kubeconfig (errors name the key and the file, never a
 // token).
-StatusOr<JobsServiceOptions> JobsServiceOptionsFromConfig(
-    const Config& config);
+StatusOr<JobsServiceOptions> JobsServiceOptionsFromConfig(const Config& config);
 
 // The running service. Thread-safe.
 class JobsService {

@@ -10,10 +10,10 @@
 #include <thread>
 #include <utility>
 
-#include "core/metric_writer.h"
 #include "core/cluster_directory.h"
-#include "lens/log.h"
+#include "core/metric_writer.h"
 #include "core/metrics.h"
+#include "lens/log.h"
 #include "multicluster/secret_data.h"
 
 namespace lens {

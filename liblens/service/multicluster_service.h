@@ -1,9 +1,9 @@
 // lens-multicluster composed once (docs/multicluster.md): the home
 // cluster's client, a watch on the clusters Secret, the member clusters
-// (multicluster/multicluster.h) read every refresh, the cluster directory published
-// into the output Secret by the leader of a Lease, and /healthz, /readyz and
-// /metrics over HTTP, from one options struct and that struct from the
-// config (`multiCluster:`).
+// (multicluster/multicluster.h) read every refresh, the cluster directory
+// published into the output Secret by the leader of a Lease, and /healthz,
+// /readyz and /metrics over HTTP, from one options struct and that struct from
+// the config (`multiCluster:`).
 //
 //   GET /healthz   public
 //   GET /readyz    public: 200 once the leader published (a follower: once
@@ -26,8 +26,8 @@
 #include "core/config.h"
 #include "http/http.h"
 #include "lens/kube.h"
-#include "multicluster/multicluster.h"
 #include "lens/status.h"
+#include "multicluster/multicluster.h"
 
 namespace lens {
 
@@ -55,8 +55,8 @@ struct MultiClusterServiceOptions {
 // in-cluster service account) and the bearer token file are read here, so
 // a bad file is an error before anything starts. Errors name the key and
 // the file, never a token.
-StatusOr<MultiClusterServiceOptions>
-MultiClusterServiceOptionsFromConfig(const Config& config);
+StatusOr<MultiClusterServiceOptions> MultiClusterServiceOptionsFromConfig(
+    const Config& config);
 
 // The running service. Thread-safe.
 class MultiClusterService {

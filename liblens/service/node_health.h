@@ -11,9 +11,9 @@
 #include <span>
 #include <string>
 
+#include "agent/node_agent.h"
 #include "lens/insights_health.h"
 #include "lens/insights_placement.h"
-#include "agent/node_agent.h"
 
 namespace lens::service {
 

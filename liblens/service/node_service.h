@@ -26,13 +26,13 @@
 #include <optional>
 #include <string>
 
-#include "core/config.h"
+#include "agent/node_agent.h"
 #include "container_events/container_events.h"
+#include "core/config.h"
+#include "http/http.h"
 #include "lens/containers.h"
 #include "lens/flow.h"
-#include "http/http.h"
 #include "lens/insights_health.h"
-#include "agent/node_agent.h"
 #include "lens/status.h"
 
 namespace lens {
@@ -86,8 +86,8 @@ enum NodePart : unsigned {
 // The node name is $NODE_NAME, else the hostname; the node IP is $NODE_IP.
 // Container events go to lens-jobs only from a service with the agent
 // (nodeExporter.jobsAddress), so one node never streams them twice.
-StatusOr<NodeServiceOptions> NodeServiceOptionsFromConfig(
-    const Config& config, unsigned parts);
+StatusOr<NodeServiceOptions> NodeServiceOptionsFromConfig(const Config& config,
+                                                          unsigned parts);
 
 // The running parts. Thread-safe.
 class NodeService {

@@ -6,8 +6,8 @@
 #include <charconv>
 #include <mutex>
 
-#include "lens/log.h"
 #include "core/metrics.h"
+#include "lens/log.h"
 #include "lens/store.h"
 
 namespace lens {

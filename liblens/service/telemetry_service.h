@@ -46,8 +46,7 @@ StatusOr<TelemetryServiceOptions> TelemetryServiceOptionsFromConfig(
 
 // Adds the telemetry routes to `server` (lens up serves them next to its
 // own); `processor` outlives the server.
-void AddTelemetryRoutes(TelemetryProcessor* processor,
-                                    HttpServer* server);
+void AddTelemetryRoutes(TelemetryProcessor* processor, HttpServer* server);
 
 // The running service. Thread-safe.
 class TelemetryService {

@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "core/metric_writer.h"
-#include "lens/log.h"
 #include "core/metrics.h"
+#include "lens/log.h"
 
 namespace lens {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "core/json.h"
 #include "core/labels.h"
 #include "core/text.h"
-#include "core/json.h"
 #include "store/text.h"
 
 namespace lens::store {

@@ -14,7 +14,6 @@
 
 #include "core/metrics.h"
 #include "lens/store.h"
-#include "telemetry/telemetry.h"
 #include "telemetry/enrich.h"
 #include "telemetry/forwarder.h"
 #include "telemetry/local_scrape.h"
@@ -22,6 +21,7 @@
 #include "telemetry/logs.h"
 #include "telemetry/ownership_store.h"
 #include "telemetry/remote_write.h"
+#include "telemetry/telemetry.h"
 
 namespace lens::telemetry {
 

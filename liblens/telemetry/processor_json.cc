@@ -2,8 +2,8 @@
 // GET /pods/workload/cache) and its metrics.
 #include <map>
 
-#include "core/metric_writer.h"
 #include "core/json.h"
+#include "core/metric_writer.h"
 #include "telemetry/processor.h"
 
 namespace lens::telemetry {

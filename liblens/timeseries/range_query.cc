@@ -1,8 +1,8 @@
 // RangeQuery and PromQlSourceOptions validation: errors name the field.
 #include <string>
 
-#include "core/redact.h"
 #include "core/metrics.h"
+#include "core/redact.h"
 #include "lens/timeseries.h"
 #include "timeseries/range.h"
 

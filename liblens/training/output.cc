@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/text.h"
 #include "core/json.h"
+#include "core/text.h"
 #include "lens/training.h"
 
 namespace lens {

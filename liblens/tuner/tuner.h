@@ -98,7 +98,7 @@ struct TuningOutcome {
 // kernel reads back differently (it clamps some) is an error. Not
 // thread-safe against another apply on the same roots.
 std::vector<TuningOutcome> ApplyTuning(const TuningSpec& spec,
-                                                   const TuningPlan& plan);
+                                       const TuningPlan& plan);
 
 // "sysctl vm.max_map_count: 65530 -> 262144", "limits nofile: absent ->
 // 131072", "file sysctl.d/90-lens.conf: absent -> 1 line"; an unreadable

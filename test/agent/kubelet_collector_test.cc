@@ -9,8 +9,8 @@
 #include <fstream>
 #include <thread>
 
-#include "core/kernel_file.h"
 #include "agent/node_agent.h"
+#include "core/kernel_file.h"
 
 namespace lens {
 namespace {

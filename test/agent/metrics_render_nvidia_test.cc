@@ -12,10 +12,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "agent/node_agent.h"
 #include "agent/rest.h"
 #include "gpu/nvml/nvml_replay.h"
 #include "gpu/nvml/nvml_source.h"
-#include "agent/node_agent.h"
 
 namespace lens {
 namespace {

@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "agent/node_agent.h"
-#include "service/node_service.h"
 #include "lens/probe.h"
 #include "service/node_health.h"
+#include "service/node_service.h"
 
 namespace lens {
 namespace {

@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "command.h"
-#include "service/api_service.h"
 #include "core/cluster_directory.h"
 #include "lens/store.h"
+#include "service/api_service.h"
 
 namespace lens {
 namespace {

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "api_service_fixture.h"
-#include "service/api_service.h"
 #include "lens/store.h"
+#include "service/api_service.h"
 
 namespace lens {
 namespace {

@@ -11,11 +11,11 @@
 #include <fstream>
 #include <thread>
 
+#include "container_events/container_events.h"
 #include "containerd_harness.h"  // MakeCharDevice
 #include "docker_env.h"
-#include "container_events/container_events.h"
-#include "service/node_service.h"
 #include "lens/store.h"
+#include "service/node_service.h"
 
 namespace lens {
 namespace {

@@ -10,11 +10,11 @@
 #include <fstream>
 #include <thread>
 
-#include "containerd_env.h"
-#include "container_events/container_events.h"
 #include "agent/node_agent.h"
-#include "service/node_service.h"
+#include "container_events/container_events.h"
+#include "containerd_env.h"
 #include "lens/store.h"
+#include "service/node_service.h"
 
 namespace lens {
 namespace {

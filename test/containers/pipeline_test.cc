@@ -20,8 +20,8 @@
 #include <thread>
 
 #include "command.h"
-#include "containerd_env.h"
 #include "container_events/container_events.h"
+#include "containerd_env.h"
 #include "lens/containers.h"
 #include "lens/store.h"
 #include "loopback_traffic.h"

@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "service/api_service.h"
 #include "core/config.h"
+#include "service/api_service.h"
 
 namespace lens {
 namespace {

@@ -10,8 +10,8 @@
 
 #include <filesystem>
 
-#include "core/text.h"
 #include "core/cluster_directory.h"
+#include "core/text.h"
 #include "lens/store.h"
 #include "manifest_rbac.h"
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <thread>
 
-#include "http_attacks.h"
 #include "http/http.h"
+#include "http_attacks.h"
 
 namespace lens {
 namespace {

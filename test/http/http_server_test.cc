@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <string>
 
-#include "http/http.h"
 #include "core/metrics.h"
+#include "http/http.h"
 
 namespace lens {
 namespace {

@@ -26,11 +26,11 @@
 #include <thread>
 #include <vector>
 
+#include "agent/node_agent.h"
 #include "gpu/nvml/nvml_replay.h"
 #include "gpu/nvml/nvml_source.h"
 #include "http/http.h"
 #include "jobs/jobs.h"
-#include "agent/node_agent.h"
 #include "lens/store.h"
 #include "loopback_traffic.h"
 #include "postgres_server.h"

@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "command.h"
+#include "core/cluster_directory.h"
 #include "core/text.h"
 #include "kube_api_server.h"
-#include "core/cluster_directory.h"
 #include "multicluster/multicluster.h"
-#include "service/multicluster_service.h"
 #include "multicluster/secret_data.h"
+#include "service/multicluster_service.h"
 
 namespace lens::multicluster_testing {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <thread>
 
-#include "lens/node.h"
 #include "agent/node_agent.h"
+#include "lens/node.h"
 
 namespace lens {
 namespace {

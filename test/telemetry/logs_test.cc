@@ -11,8 +11,8 @@
 #include <random>
 #include <thread>
 
-#include "core/text.h"
 #include "core/json.h"
+#include "core/text.h"
 #include "postgres_server.h"
 #include "training_rows.h"
 

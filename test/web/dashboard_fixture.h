@@ -18,13 +18,13 @@
 #include <sstream>
 #include <string>
 
+#include "api/api.h"
 #include "chromium.h"
 #include "dashboard_env.h"
-#include "api/api.h"
-#include "web/dashboard.h"
 #include "http/http.h"
 #include "lens/store.h"
 #include "lens/timeseries.h"
+#include "web/dashboard.h"
 
 namespace lens::test {
 // Each test file gets its own copy (one executable, two translation

@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <set>
 
-#include "core/kernel_file.h"
 #include "core/json.h"
+#include "core/kernel_file.h"
 
 namespace lens::containers::docker {
 namespace {
