@@ -115,7 +115,8 @@ TSAN_TESTS := cluster_controller_test multicluster_service_test http_server_limi
               flow_probe_test telemetry_queue_test kube_informer_test kube_leader_test \
               containers_docker_tracker_test telemetry_logs_test store_concurrency_test \
               tuner_service_test agent_node_agent_test jobs_scheduler_test telemetry_store_test \
-              flow_monitor_test jobs_agents_test api_service_test nvml_replay_test
+              flow_monitor_test jobs_agents_test api_service_test nvml_replay_test \
+              http_client_test
 test-tsan: deps
 	@$(START); mkdir -p $(TSAN_BUILD); cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DLENS_SANITIZE=thread -DLENS_UNITY_BUILD=ON \

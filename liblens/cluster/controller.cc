@@ -35,14 +35,15 @@ class Controller::Impl::PodHandler : public KubeEventHandler {
     if (!seen_gone && view->deletion_at && *view->deletion_at < at) {
       at = *view->deletion_at;
     }
-    impl_->Enqueue(PendingPod{std::move(*view), true, seen_gone, at});
+    impl_->Enqueue(PendingPod{std::move(*view), true, seen_gone, at, {}});
   }
   void OnSynced() override { impl_->PodsSynced(); }
 
  private:
   void Changed(const KubeObject& o) {
     auto view = impl_->Decode(o);
-    if (view) impl_->Enqueue(PendingPod{std::move(*view), false, false, {}});
+    if (view)
+      impl_->Enqueue(PendingPod{std::move(*view), false, false, {}, {}});
   }
   Impl* impl_;
 };
@@ -161,7 +162,7 @@ bool Controller::Impl::Leading() const { return !is_leader || is_leader(); }
 void Controller::Impl::QueueEverything() {
   for (const KubeObject& o : pod_informer->List()) {
     if (auto view = Decode(o)) {
-      Enqueue(PendingPod{std::move(*view), false, false, {}});
+      Enqueue(PendingPod{std::move(*view), false, false, {}, {}});
     }
   }
   for (const KubeObject& o : node_informer->List()) {
@@ -214,7 +215,7 @@ Status Controller::Impl::ReconcileGone() {
     v.ended_at = r.ended_at;
     v.restarts = r.restarts;
     v.requests.gpus = r.gpu_allocated;
-    PendingPod p{std::move(v), true, true, now};
+    PendingPod p{std::move(v), true, true, now, {}};
     p.top_owner_uid = r.owner_uid;
     Enqueue(std::move(p));
   }

@@ -139,6 +139,11 @@ void ContainerTracker::Impl::ApplyEvent(const RuntimeEvent& e) {
         break;
       case R::kTaskExit:
       case R::kTaskDelete:
+        // A list taken between the exit and its event (the safety relist,
+        // a reconnect) already reported this exit: once is enough.
+        if (t == R::kTaskExit && r.state == S::kExited && r.finished_at) {
+          return;
+        }
         type = t == R::kTaskExit ? T::kExit : T::kTaskDelete;
         r.state = S::kExited;
         r.pid = 0;
@@ -150,10 +155,12 @@ void ContainerTracker::Impl::ApplyEvent(const RuntimeEvent& e) {
         type = T::kOom;
         break;
       case R::kTaskPaused:
+        if (r.state == S::kPaused) return;  // a list reported it already
         type = T::kPause;
         r.state = S::kPaused;
         break;
       case R::kTaskResumed:
+        if (r.state != S::kPaused) return;  // a list reported it already
         type = T::kResume;
         r.state = S::kRunning;
         break;

@@ -5,6 +5,7 @@
 #ifndef LENS_CORE_METRIC_WRITER_H_
 #define LENS_CORE_METRIC_WRITER_H_
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <initializer_list>
@@ -12,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/metrics.h"
 
@@ -46,6 +48,7 @@ class MetricWriter {
     help_ = help;
     type_ = type;
     header_written_ = false;
+    part_names_.clear();
   }
   // One sample of the current family, label values escaped.
   void Sample(std::initializer_list<Label> labels, double value) {
@@ -80,6 +83,43 @@ class MetricWriter {
     out_->push_back('\n');
   }
 
+  // One series of the current (histogram) family: a _bucket sample per upper
+  // bound with `le` after `labels` (the last bound +Inf), then _sum and
+  // _count. `cumulative_counts` has one count per bound, each including the
+  // buckets below it (as HistogramSnapshot keeps them).
+  void HistogramSeries(std::span<const Label> labels,
+                       std::span<const double> upper_bounds,
+                       std::span<const uint64_t> cumulative_counts, double sum,
+                       uint64_t count) {
+    if (part_names_.empty()) {
+      for (std::string_view suffix : {"_bucket", "_sum", "_count"}) {
+        part_names_.push_back(std::string(name_).append(suffix));
+      }
+    }
+    scratch_.assign(labels.begin(), labels.end());
+    scratch_.emplace_back("le", std::string_view());
+    const size_t n = std::min(upper_bounds.size(), cumulative_counts.size());
+    for (size_t i = 0; i < n; ++i) {
+      le_.clear();
+      AppendMetricValue(upper_bounds[i], &le_);
+      scratch_.back().second = le_;
+      SampleNamed(part_names_[0], scratch_,
+                  static_cast<double>(cumulative_counts[i]));
+    }
+    scratch_.pop_back();
+    SampleNamed(part_names_[1], scratch_, sum);
+    SampleNamed(part_names_[2], scratch_, static_cast<double>(count));
+  }
+  void HistogramSeries(std::span<const Label> labels,
+                       const HistogramSnapshot& h) {
+    HistogramSeries(labels, h.upper_bounds, h.cumulative_counts, h.sum,
+                    h.count);
+  }
+  void HistogramSeries(std::initializer_list<Label> labels,
+                       const HistogramSnapshot& h) {
+    HistogramSeries(std::span<const Label>(labels.begin(), labels.size()), h);
+  }
+
  private:
   // HELP only when there is help text.
   void WriteHeader() {
@@ -103,6 +143,9 @@ class MetricWriter {
   std::string_view help_;
   std::string_view type_;
   bool header_written_ = false;
+  std::vector<std::string> part_names_;  // _bucket, _sum, _count
+  std::vector<Label> scratch_;
+  std::string le_;
 };
 
 }  // namespace lens

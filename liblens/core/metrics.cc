@@ -235,26 +235,12 @@ void Family<M>::RenderTo(std::string* out) const {
   MetricWriter w(out);
   w.Family(name_, help_, TypeName(type_));
   std::vector<Label> labels;
-  const std::string bucket = name_ + "_bucket", sum = name_ + "_sum",
-                    count = name_ + "_count";
   for (const auto& [values, child] : children_->map) {
     labels.clear();
     for (size_t i = 0; i < label_names_.size(); ++i)
       labels.emplace_back(label_names_[i], values[i]);
     if constexpr (std::is_same_v<M, Histogram>) {
-      const HistogramSnapshot snap = child->Snapshot();
-      std::string le;
-      labels.emplace_back("le", "");
-      for (size_t i = 0; i < snap.upper_bounds.size(); ++i) {
-        le.clear();
-        AppendMetricValue(snap.upper_bounds[i], &le);
-        labels.back().second = le;
-        w.SampleNamed(bucket, labels,
-                      static_cast<double>(snap.cumulative_counts[i]));
-      }
-      labels.pop_back();
-      w.SampleNamed(sum, labels, snap.sum);
-      w.SampleNamed(count, labels, static_cast<double>(snap.count));
+      w.HistogramSeries(labels, child->Snapshot());
     } else {
       w.SampleNamed(name_, labels, child->Value());
     }

@@ -97,6 +97,14 @@ void AppendDouble(double v, NonFinite spelling, std::string* out) {
   }
 }
 
+std::string PrintableExcerpt(std::string_view text, size_t max_bytes) {
+  std::string out;
+  for (char c : text.substr(0, max_bytes)) {
+    out.push_back(c >= 0x20 && c < 0x7f ? c : ' ');
+  }
+  return out;
+}
+
 std::string Base64Encode(std::string_view in) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

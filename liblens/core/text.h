@@ -29,13 +29,17 @@ enum class NonFinite {
 // same double ("0.8995", not "0.8995000000000001").
 void AppendDouble(double v, NonFinite spelling, std::string* out);
 
-// Base64 (RFC 4648) as Kubernetes carries Secret `data` and kubeconfig
-// *-data fields: encoded with padding; decoded with or without it,
-// whitespace ignored, false on any other character.
 // Percent-encodes every byte but RFC 3986's unreserved characters
 // (letters, digits, "-._~"): for URL query values, paths and userinfo.
 std::string PercentEncode(std::string_view in);
 
+// The first `max_bytes` of a server's answer for a message or log line:
+// anything but printable ASCII becomes a space.
+std::string PrintableExcerpt(std::string_view text, size_t max_bytes = 256);
+
+// Base64 (RFC 4648) as Kubernetes carries Secret `data` and kubeconfig
+// *-data fields: encoded with padding; decoded with or without it,
+// whitespace ignored, false on any other character.
 std::string Base64Encode(std::string_view in);
 bool Base64Decode(std::string_view in, std::string* out);
 

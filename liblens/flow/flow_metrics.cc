@@ -1,10 +1,44 @@
 #include "flow/flow_metrics.h"
 
 #include <algorithm>
+#include <array>
+#include <limits>
 
 #include "core/metric_writer.h"
 
 namespace lens::flow {
+namespace {
+
+// Bucket i holds [2^i, 2^(i+1)) µs: the series show le=2^(i+1) from 2 µs to
+// ~33 s, then +Inf (the slower buckets).
+constexpr int kShownRttBuckets = 25;
+using RttCounts = std::array<uint64_t, kShownRttBuckets + 1>;
+
+const std::array<double, kShownRttBuckets + 1>& RttBounds() {
+  static const auto bounds = [] {
+    std::array<double, kShownRttBuckets + 1> b{};
+    for (int i = 0; i < kShownRttBuckets; ++i) {
+      b[i] = static_cast<double>(uint64_t{1} << (i + 1));
+    }
+    b[kShownRttBuckets] = std::numeric_limits<double>::infinity();
+    return b;
+  }();
+  return bounds;
+}
+
+RttCounts Cumulative(const std::array<uint64_t, kFlowRttBuckets>& buckets,
+                     uint64_t count) {
+  RttCounts out{};
+  uint64_t cumulative = 0;
+  for (int i = 0; i < kShownRttBuckets; ++i) {
+    cumulative += buckets[i];
+    out[i] = cumulative;
+  }
+  out[kShownRttBuckets] = count;
+  return out;
+}
+
+}  // namespace
 
 std::string WorkloadOf(const TcpFlow& flow) {
   if (flow.pod_name.empty()) return "host";
@@ -128,26 +162,10 @@ void FlowMetrics::Render(std::string* out) const {
            "Smoothed TCP round-trip time samples (one per received segment).",
            "histogram");
   for (const auto& [key, r] : rtt_) {
-    const std::string_view cls = FlowClassName(key.first);
-    const std::string_view dir = FlowDirectionName(key.second);
-    uint64_t cumulative = 0;
-    // Bucket i holds [2^i, 2^(i+1)) µs; le=2^(i+1) from 2 µs to ~33 s.
-    for (int i = 0; i < 25; ++i) {
-      cumulative += r.buckets[i];
-      const std::string le = std::to_string(uint64_t{1} << (i + 1));
-      w.SampleNamed("lens_tcp_flow_rtt_microseconds_bucket",
-                    {{"class", cls}, {"direction", dir}, {"le", le}},
-                    static_cast<double>(cumulative));
-    }
-    w.SampleNamed("lens_tcp_flow_rtt_microseconds_bucket",
-                  {{"class", cls}, {"direction", dir}, {"le", "+Inf"}},
-                  static_cast<double>(r.count));
-    w.SampleNamed("lens_tcp_flow_rtt_microseconds_sum",
-                  {{"class", cls}, {"direction", dir}},
-                  static_cast<double>(r.sum_us));
-    w.SampleNamed("lens_tcp_flow_rtt_microseconds_count",
-                  {{"class", cls}, {"direction", dir}},
-                  static_cast<double>(r.count));
+    const Label labels[] = {{"class", FlowClassName(key.first)},
+                            {"direction", FlowDirectionName(key.second)}};
+    w.HistogramSeries(labels, RttBounds(), Cumulative(r.buckets, r.count),
+                      static_cast<double>(r.sum_us), r.count);
   }
   w.Family("lens_tcp_flow_remote_bytes_total",
            "Bytes sent plus received per remote address, for the busiest "
@@ -211,22 +229,9 @@ void FlowMetrics::RenderCompat(std::string* out) const {
     t.count += r.count;
   }
   for (const auto& [cls, r] : by_class) {
-    const std::string_view type = FlowClassName(cls);
-    uint64_t cumulative = 0;
-    for (int i = 0; i < 25; ++i) {
-      cumulative += r.buckets[i];
-      w.SampleNamed(
-          "primus_lens_network_tcp_flow_rtt_bucket",
-          {{"type", type}, {"le", std::to_string(uint64_t{1} << (i + 1))}},
-          static_cast<double>(cumulative));
-    }
-    w.SampleNamed("primus_lens_network_tcp_flow_rtt_bucket",
-                  {{"type", type}, {"le", "+Inf"}},
-                  static_cast<double>(r.count));
-    w.SampleNamed("primus_lens_network_tcp_flow_rtt_sum", {{"type", type}},
-                  static_cast<double>(r.sum_us));
-    w.SampleNamed("primus_lens_network_tcp_flow_rtt_count", {{"type", type}},
-                  static_cast<double>(r.count));
+    const Label labels[] = {{"type", FlowClassName(cls)}};
+    w.HistogramSeries(labels, RttBounds(), Cumulative(r.buckets, r.count),
+                      static_cast<double>(r.sum_us), r.count);
   }
 }
 

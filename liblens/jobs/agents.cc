@@ -7,7 +7,9 @@
 #include <cmath>
 #include <thread>
 
+#include "core/http_client.h"
 #include "core/json_reader.h"
+#include "core/text.h"
 
 namespace lens::jobs {
 namespace {
@@ -129,7 +131,7 @@ StatusOr<AgentReport> ParseAgentReport(std::string_view body) {
 }
 
 struct AgentPool::Agent {
-  std::unique_ptr<KubeClient> http;
+  std::unique_ptr<HttpClient> http;
   SteadyTime read_at{};
   AgentView view;  // GUARDED_BY(AgentPool::mu_)
 };
@@ -179,19 +181,19 @@ Status AgentPool::Discover() {
       next[t.node] = std::move(it->second);
       continue;
     }
-    KubeConnection c;
-    c.server = t.url;
-    c.token = options_.agent_token;
-    c.ca_file = options_.agent_ca_file;
-    c.tls_server_name = options_.agent_tls_server_name;
-    c.insecure_skip_tls_verify = options_.agent_insecure_skip_tls_verify;
-    c.origin = "node agent of " + t.node;
-    KubeClientOptions o;
-    o.request_timeout = options_.agent_timeout;
+    HttpClientOptions o;
+    o.base_url = t.url;
+    o.origin = "node agent of " + t.node;
+    o.bearer_token = options_.agent_token;
+    o.ca_file = options_.agent_ca_file;
+    o.tls_server_name = options_.agent_tls_server_name;
+    o.insecure_skip_verify = options_.agent_insecure_skip_tls_verify;
+    o.timeout = options_.agent_timeout;
     o.connect_timeout = std::min<std::chrono::milliseconds>(
         options_.agent_timeout, std::chrono::seconds(3));
     o.max_response_bytes = 16ull << 20;
     o.user_agent = "lens-jobs";
+    o.idle_handles = 1;  // one read at a time per agent
     auto agent = std::make_unique<Agent>();
     agent->view.node = t.node;
     agent->view.url = t.url;
@@ -199,7 +201,7 @@ Status AgentPool::Discover() {
       agent->view.report = it->second->view.report;
       agent->view.seen_at = it->second->view.seen_at;
     }
-    auto http = KubeClient::Create(c, o);
+    auto http = HttpClient::Create(std::move(o));
     if (http.ok()) {
       agent->http = std::move(*http);
     } else {
@@ -229,13 +231,18 @@ void AgentPool::Read(Agent* agent, SteadyTime deadline) {
     return;
   }
   {
-    auto r = agent->http->Request("GET", "/report");
+    HttpClient::Request request;
+    request.path = "/report";
+    request.headers = {{"Accept", "application/json"}};
+    auto r = agent->http->Send(request);
     if (!r.ok()) {
       error = r.status().message();
     } else if (r->status != 200) {
-      error = KubeError("GET", agent->http->server(), "/report", *r).message();
+      error = "GET " + agent->http->shown() + "/report: HTTP " +
+              std::to_string(r->status) + ": " +
+              PrintableExcerpt(agent->http->Scrub(r->body));
     } else if (auto parsed = ParseAgentReport(r->body); !parsed.ok()) {
-      error = "GET " + agent->http->server() +
+      error = "GET " + agent->http->shown() +
               "/report: " + parsed.status().message();
     } else {
       report = std::move(*parsed);

@@ -2,21 +2,12 @@
 // success) and what the allocation and consumer jobs found last. Only the
 // leader has results, so replicas never export the same series twice; a
 // workload's series are gone from the first scrape after it ended.
-#include <charconv>
-#include <cmath>
 
 #include "core/metric_writer.h"
 #include "jobs/jobs_impl.h"
 
 namespace lens::jobs {
 namespace {
-
-std::string Bound(double b) {
-  if (std::isinf(b)) return "+Inf";
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, b);
-  return ec == std::errc() ? std::string(buf, end) : "0";
-}
 
 double Ratio(int32_t num, int32_t den) {
   return den > 0 ? static_cast<double>(num) / den : 0;
@@ -55,16 +46,7 @@ void RenderJobs(const std::vector<JobState>& states, MetricWriter& w) {
   w.Family("lens_job_duration_seconds", "How long the job's runs took",
            "histogram");
   for (const JobState& s : states) {
-    const HistogramSnapshot& h = s.durations;
-    for (size_t i = 0; i < h.upper_bounds.size(); ++i) {
-      const std::string le = Bound(h.upper_bounds[i]);
-      w.SampleNamed("lens_job_duration_seconds_bucket",
-                    {{"job", s.name}, {"le", le}},
-                    static_cast<double>(h.cumulative_counts[i]));
-    }
-    w.SampleNamed("lens_job_duration_seconds_sum", {{"job", s.name}}, h.sum);
-    w.SampleNamed("lens_job_duration_seconds_count", {{"job", s.name}},
-                  static_cast<double>(h.count));
+    w.HistogramSeries({{"job", s.name}}, s.durations);
   }
 }
 

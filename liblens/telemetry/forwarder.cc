@@ -1,11 +1,10 @@
 #include "telemetry/forwarder.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <vector>
 
 #include "core/metric_writer.h"
+#include "core/text.h"
 #include "lens/log.h"
 
 namespace lens::telemetry {
@@ -23,22 +22,6 @@ std::shared_ptr<const std::vector<double>> SendBounds() {
       std::make_shared<const std::vector<double>>(std::vector<double>{
           0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30});
   return bounds;
-}
-
-std::string Bound(double b) {
-  if (std::isinf(b)) return "+Inf";
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, b);
-  return ec == std::errc() ? std::string(buf, end) : "0";
-}
-
-// Printable start of a response body, for a log line.
-std::string Excerpt(std::string_view body) {
-  std::string out;
-  for (char c : body.substr(0, 256)) {
-    out.push_back(c >= 0x20 && c < 0x7f ? c : ' ');
-  }
-  return out;
 }
 
 }  // namespace
@@ -199,7 +182,7 @@ void Forwarder::LogFailure(ForwardFailure failure, const PostResult& r) {
           .Field("reason", ForwardFailureName(failure))
           .Field("status", r.status)
           .Field("error", r.error)
-          .Field("body", Excerpt(r.body))
+          .Field("body", PrintableExcerpt(r.body))
           .Field("failures_not_logged", unlogged_)
       << (rejected ? "forwarder: receiver rejected a record, dropped"
                    : "forwarder: send failed, retrying");
@@ -311,17 +294,7 @@ void RenderForwarderMetrics(std::span<const Forwarder* const> forwarders,
       "lens_telemetry_forward_send_duration_seconds";
   w.Family(kSend, "How long POSTs to the target took", "histogram");
   for (const ForwarderStats& s : all) {
-    const HistogramSnapshot& h = s.send_seconds;
-    for (size_t i = 0; i < h.upper_bounds.size(); ++i) {
-      const std::string le = Bound(h.upper_bounds[i]);
-      w.SampleNamed("lens_telemetry_forward_send_duration_seconds_bucket",
-                    {{"target", s.target}, {"le", le}},
-                    static_cast<double>(h.cumulative_counts[i]));
-    }
-    w.SampleNamed("lens_telemetry_forward_send_duration_seconds_sum",
-                  {{"target", s.target}}, h.sum);
-    w.SampleNamed("lens_telemetry_forward_send_duration_seconds_count",
-                  {{"target", s.target}}, static_cast<double>(h.count));
+    w.HistogramSeries({{"target", s.target}}, s.send_seconds);
   }
 }
 

@@ -1,7 +1,6 @@
 #include "telemetry/log_metrics.h"
 
-#include <charconv>
-#include <cmath>
+#include <algorithm>
 #include <vector>
 
 #include "core/metric_writer.h"
@@ -20,13 +19,6 @@ constexpr std::string_view kStoredNames[] = {"iteration", "event", "validation",
 // retries for minutes.
 constexpr double kLatencyBuckets[] = {0.1, 0.25, 0.5, 1,   2.5, 5,
                                       10,  30,   60,  120, 300, 900};
-
-std::string Bound(double b) {
-  if (std::isinf(b)) return "+Inf";
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, b);
-  return ec == std::errc() ? std::string(buf, end) : "0";
-}
 
 }  // namespace
 
@@ -134,17 +126,7 @@ void LogMetrics::Render(std::string* out) const {
   w.Family("lens_telemetry_log_latency_seconds",
            "Arrival time minus the log record's time, per node", "histogram");
   for (const auto& [node, h] : latency_) {
-    const HistogramSnapshot s = h->Snapshot();
-    for (size_t i = 0; i < s.upper_bounds.size(); ++i) {
-      const std::string le = Bound(s.upper_bounds[i]);
-      w.SampleNamed("lens_telemetry_log_latency_seconds_bucket",
-                    {{"node", node}, {"le", le}},
-                    static_cast<double>(s.cumulative_counts[i]));
-    }
-    w.SampleNamed("lens_telemetry_log_latency_seconds_sum", {{"node", node}},
-                  s.sum);
-    w.SampleNamed("lens_telemetry_log_latency_seconds_count", {{"node", node}},
-                  static_cast<double>(s.count));
+    w.HistogramSeries({{"node", node}}, h->Snapshot());
   }
   struct Gauge {
     const char* name;

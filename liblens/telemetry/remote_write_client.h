@@ -1,7 +1,7 @@
 // Posts remote-write bodies to one receiver (VictoriaMetrics, Prometheus,
-// vmagent, ...) over libcurl: the headers of remote write 1.0, a bearer
-// token, TLS from a CA file, and one kept-alive connection between posts.
-// The only file of the area that includes curl.
+// vmagent, ...) through the one outbound HTTP client: the headers of remote
+// write 1.0, a bearer token, TLS from a CA file, and one kept-alive
+// connection between posts.
 #ifndef LENS_TELEMETRY_REMOTE_WRITE_CLIENT_H_
 #define LENS_TELEMETRY_REMOTE_WRITE_CLIENT_H_
 

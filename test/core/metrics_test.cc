@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/metric_writer.h"
+
 namespace lens {
 namespace {
 
@@ -170,6 +172,47 @@ TEST(MetricsRenderTest, OutputParsesBackToTheSameSeries) {
   EXPECT_EQ(by_key.at("lens_test_special|kind=big"), 1e6);
   EXPECT_EQ(by_key.at("lens_test_latency_seconds_bucket|op=read|le=+Inf"),
             by_key.at("lens_test_latency_seconds_count|op=read"));
+}
+
+// The one histogram renderer every family uses (the Registry's, the jobs',
+// the forwarder's, the log path's, the flow monitor's): bounds as le after
+// the series' own labels, then _sum and _count; the part names follow the
+// current family.
+TEST(MetricsWriterTest, HistogramSeriesWritesBucketsSumAndCount) {
+  std::string out;
+  MetricWriter w(&out);
+  w.Family("lens_test_rtt_microseconds", "RTT.", "histogram");
+  const double bounds[] = {2, 4, 1048576, kInf};
+  const uint64_t cumulative[] = {1, 3, 3, 5};
+  const Label labels[] = {{"class", "pod"}, {"direction", "out"}};
+  w.HistogramSeries(labels, bounds, cumulative, 17, 5);
+  w.Family("lens_test_job_seconds", "", "histogram");
+  HistogramSnapshot snap;
+  snap.upper_bounds = {0.005, 30, kInf};
+  snap.cumulative_counts = {0, 2, 2};
+  snap.sum = 12.5;
+  snap.count = 2;
+  w.HistogramSeries({{"job", "a\"b"}}, snap);
+  EXPECT_EQ(
+      out,
+      "# HELP lens_test_rtt_microseconds RTT.\n"
+      "# TYPE lens_test_rtt_microseconds histogram\n"
+      "lens_test_rtt_microseconds_bucket{class=\"pod\",direction=\"out\","
+      "le=\"2\"} 1\n"
+      "lens_test_rtt_microseconds_bucket{class=\"pod\",direction=\"out\","
+      "le=\"4\"} 3\n"
+      "lens_test_rtt_microseconds_bucket{class=\"pod\",direction=\"out\","
+      "le=\"1048576\"} 3\n"
+      "lens_test_rtt_microseconds_bucket{class=\"pod\",direction=\"out\","
+      "le=\"+Inf\"} 5\n"
+      "lens_test_rtt_microseconds_sum{class=\"pod\",direction=\"out\"} 17\n"
+      "lens_test_rtt_microseconds_count{class=\"pod\",direction=\"out\"} 5\n"
+      "# TYPE lens_test_job_seconds histogram\n"
+      "lens_test_job_seconds_bucket{job=\"a\\\"b\",le=\"0.005\"} 0\n"
+      "lens_test_job_seconds_bucket{job=\"a\\\"b\",le=\"30\"} 2\n"
+      "lens_test_job_seconds_bucket{job=\"a\\\"b\",le=\"+Inf\"} 2\n"
+      "lens_test_job_seconds_sum{job=\"a\\\"b\"} 12.5\n"
+      "lens_test_job_seconds_count{job=\"a\\\"b\"} 2\n");
 }
 
 TEST(MetricsFormatTest, FormatsValuesAsTheExpositionFormatWants) {

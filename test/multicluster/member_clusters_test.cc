@@ -79,7 +79,7 @@ TEST(KubeconfigFromTextTest, RefusesFilePathsNamingTheFieldToUse) {
 }
 
 TEST(KubeconfigFromTextTest, ErrorsNeverQuoteTheText) {
-  for (const std::string text :
+  for (const std::string& text :
        {std::string("token: s3cret-in-text: [unclosed"),
         std::string("just-a-s3cret-token"),
         std::string("current-context: s3cret\ncontexts: []\n")}) {

@@ -237,8 +237,9 @@ TEST(PromQlSourceRequestTest, MalformedAnswerIsUnavailable) {
   const char* answers[] = {
       "not json",
       R"({"status":"success","data":{"resultType":"vector"}})",
-      R"({"status":"success","data":{"resultType":"matrix",)"
-      R"("result":[{"values":[[1,2]]}]}})",
+      // A series without its metric (one literal over two lines).
+      (R"({"status":"success","data":{"resultType":"matrix",)"
+       R"("result":[{"values":[[1,2]]}]}})"),
   };
   for (const char* answer : answers) {
     FakePromQlServer server(answer);
