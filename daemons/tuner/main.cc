@@ -3,11 +3,8 @@
 // service does the work.
 #include <cstdio>
 
-#include "cli_exit.h"
-#include "core/process.h"
 #include "flags.h"
-#include "lens/log.h"
-#include "lens/version.h"
+#include "run_daemon.h"
 #include "service/tuner_service.h"
 
 namespace {
@@ -59,50 +56,40 @@ int Once(const lens::TuningSpec& spec) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  lens::BlockShutdownSignals();
-  CLI::App app{"lens-tuner: declarative sysctls and limits for a node"};
-  app.set_version_flag("--version", std::string(lens::Version()));
-  lens::cli::ConfigFlags flags;
-  flags.AddFile(app, "YAML config file (tuner section, logging)");
-  flags.Add(app, lens::cli::kTunerFlags);
-  flags.Add(app, lens::cli::kLoggingFlags);
+  using lens::TunerService;
+  using lens::TunerServiceOptions;
   bool dry_run = false, once = false;
-  app.add_flag("--dry-run", dry_run,
-               "print what would change (\"sysctl vm.max_map_count: 65530 "
-               "-> 262144\") and exit without writing");
-  app.add_flag("--once", once, "apply once, print what changed, and exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return lens::cli::UsageExit(app, e, "lens-tuner");
-  }
   // Bad flags, config, token or TLS files: 2. A port that cannot be used,
   // anything else: 1.
-  auto config = flags.Load();
-  auto options = config.ok() ? lens::TunerServiceOptionsFromConfig(*config)
-                             : config.status();
-  if (!options.ok()) {
-    std::fprintf(stderr, "lens-tuner: %s\n",
-                 options.status().message().c_str());
-    return 2;
-  }
-  lens::ConfigureLogging(
-      {config->logging.level, config->logging.format, {}, {}});
-  if (dry_run) return DryRun(options->spec);
-  if (once) return Once(options->spec);
-  auto service = lens::TunerService::Start(*options);
-  if (!service.ok()) {
-    return lens::cli::StartFailureExit(service.status(), "lens-tuner");
-  }
-  LENS_LOG(INFO)
-          .Field("http", (*service)->http_url())
-          .Field("proc", options->spec.proc_root)
-          .Field("etc", options->spec.etc_root)
-          .Field("sysctls", options->spec.sysctls.size())
-          .Field("limits", options->spec.limits.size())
-      << "lens-tuner checking";
-  const int sig = lens::WaitForShutdownSignal();
-  LENS_LOG(INFO).Field("signal", sig) << "lens-tuner stopping";
-  (*service)->Stop();
-  return 0;
+  return lens::cli::RunDaemon<TunerServiceOptions, TunerService>(
+      argc, argv,
+      {.name = "lens-tuner",
+       .about = "lens-tuner: declarative sysctls and limits for a node",
+       .config_help = "YAML config file (tuner section, logging)",
+       .flags = {lens::cli::kTunerFlags},
+       .options = lens::TunerServiceOptionsFromConfig,
+       .describe =
+           [](lens::LogMessage& line, const lens::Config&,
+              const TunerServiceOptions& o, TunerService& s) {
+             line.Field("http", s.http_url())
+                 .Field("proc", o.spec.proc_root)
+                 .Field("etc", o.spec.etc_root)
+                 .Field("sysctls", o.spec.sysctls.size())
+                 .Field("limits", o.spec.limits.size());
+           },
+       .running = "checking",
+       .extra_flags =
+           [&](CLI::App& app) {
+             app.add_flag("--dry-run", dry_run,
+                          "print what would change (\"sysctl "
+                          "vm.max_map_count: 65530 -> 262144\") and exit "
+                          "without writing");
+             app.add_flag("--once", once,
+                          "apply once, print what changed, and exit");
+           },
+       .instead = [&](const TunerServiceOptions& o) -> std::optional<int> {
+         if (dry_run) return DryRun(o.spec);
+         if (once) return Once(o.spec);
+         return std::nullopt;
+       }});
 }

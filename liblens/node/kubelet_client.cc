@@ -114,7 +114,7 @@ StatusOr<std::string> KubeletGet(const KubeletOptions& options,
   std::vector<std::string> headers = {"Accept: application/json",
                                       "User-Agent: lens/" LENS_VERSION_STRING};
   if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
-  LENS_ASSIGN_OR_RETURN(node::HttpResponse response,
+  LENS_ASSIGN_OR_RETURN(node::KubeletHttpResponse response,
                         node::HttpGet(options, url, headers));
   return MapResponse(response.status, std::move(response.body), token, url);
 }

@@ -316,9 +316,9 @@ Status CheckTlsFiles(const KubeletOptions& options) {
   return NewClientContext(options).status();
 }
 
-StatusOr<HttpResponse> HttpGet(const KubeletOptions& options,
-                               const std::string& url,
-                               const std::vector<std::string>& headers) {
+StatusOr<KubeletHttpResponse> HttpGet(const KubeletOptions& options,
+                                      const std::string& url,
+                                      const std::vector<std::string>& headers) {
   LENS_ASSIGN_OR_RETURN(HttpUrl target, ParseHttpUrl(url));
   const auto deadline = Clock::now() + options.timeout;
   const auto in_context = [&](const Status& st) {
@@ -340,7 +340,7 @@ StatusOr<HttpResponse> HttpGet(const KubeletOptions& options,
   request += "Connection: close\r\n\r\n";
   st = conn.WriteAll(request);
   if (!st.ok()) return in_context(st);
-  StatusOr<HttpResponse> response = ReadHttpResponse(
+  StatusOr<KubeletHttpResponse> response = ReadHttpResponse(
       [&conn](char* buf, size_t size) { return conn.Read(buf, size); },
       options.max_response_bytes);
   if (!response.ok()) {

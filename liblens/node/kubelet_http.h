@@ -31,7 +31,7 @@ struct HttpUrl {
 StatusOr<HttpUrl> ParseHttpUrl(std::string_view url);
 
 // What came back: the status code and the whole body (de-chunked).
-struct HttpResponse {
+struct KubeletHttpResponse {
   int status = 0;
   std::string body;
 };
@@ -44,8 +44,8 @@ using ReadFn = std::function<StatusOr<size_t>(char* buf, size_t size)>;
 // the stream) through `read`. ResourceExhausted when the body would exceed
 // `max_body_bytes` (at most that much is ever buffered) or the header block
 // 64 KiB; InvalidArgument for a response that is not HTTP.
-StatusOr<HttpResponse> ReadHttpResponse(const ReadFn& read,
-                                        uint64_t max_body_bytes);
+StatusOr<KubeletHttpResponse> ReadHttpResponse(const ReadFn& read,
+                                               uint64_t max_body_bytes);
 
 // Loads options.ca_file and the client certificate and key (when set) the
 // way HttpGet will, so a bad file is reported at start-up: InvalidArgument
@@ -59,9 +59,9 @@ Status CheckTlsFiles(const KubeletOptions& options);
 // Errors: Unavailable (resolve, connect, TLS, timeout; names the URL),
 // ResourceExhausted (too large), InvalidArgument (URL, unreadable client
 // certificate or key).
-StatusOr<HttpResponse> HttpGet(const KubeletOptions& options,
-                               const std::string& url,
-                               const std::vector<std::string>& headers);
+StatusOr<KubeletHttpResponse> HttpGet(const KubeletOptions& options,
+                                      const std::string& url,
+                                      const std::vector<std::string>& headers);
 
 }  // namespace lens::node
 

@@ -185,10 +185,10 @@ StatusOr<HttpUrl> ParseHttpUrl(std::string_view url) {
   return out;
 }
 
-StatusOr<HttpResponse> ReadHttpResponse(const ReadFn& read,
-                                        uint64_t max_body_bytes) {
+StatusOr<KubeletHttpResponse> ReadHttpResponse(const ReadFn& read,
+                                               uint64_t max_body_bytes) {
   Stream in(read);
-  HttpResponse out;
+  KubeletHttpResponse out;
   for (;;) {  // 1xx interim responses (100 Continue) come before the final
     LENS_ASSIGN_OR_RETURN(std::string status, in.Line(kMaxHeaderBytes));
     if (status.rfind("HTTP/1.", 0) != 0 || status.size() < 12 ||

@@ -2,14 +2,13 @@
 // and the dashboard on one HTTP server, from one options struct.
 #include "service/api_service.h"
 
-#include <mutex>
-
 #include "core/metric_writer.h"
 #include "core/metrics.h"
 #include "lens/log.h"
 #include "lens/store.h"
 #include "service/insight_metrics.h"
 #include "service/readiness.h"
+#include "service/service_host.h"
 #include "web/dashboard.h"
 
 namespace lens {
@@ -41,16 +40,14 @@ struct ApiService::Impl {
   Registry metrics;  // the HTTP server's requests; outlives it
   std::unique_ptr<Store> store;
   std::unique_ptr<TimeSeriesSource> series;
-  // Reads the store and the series, and /metrics reads it: stopped in
-  // Stop(), and declared between them so that it goes before the store and
+  // Reads the store and the series, and /metrics reads it: stopped by the
+  // host, and declared between them so that it goes before the store and
   // after the server in any case.
   service::InsightGauges insights;
   std::unique_ptr<ApiClusters> clusters;  // outlives the server
   // Checks the store on a thread of its own; /readyz reads the result.
   std::unique_ptr<service::Readiness> readiness;
-  std::unique_ptr<HttpServer> http;
-  std::mutex stop_mu;
-  bool stopped = false;  // GUARDED_BY(stop_mu)
+  std::unique_ptr<service::ServiceHost> host;  // stops before the rest goes
 };
 
 ApiService::ApiService() : impl_(std::make_unique<Impl>()) {}
@@ -67,36 +64,6 @@ StatusOr<std::unique_ptr<ApiService>> ApiService::Start(
   } else {
     s.series = NewSampleHistorySource(s.store.get());
   }
-  HttpServerOptions http = options.http;
-  http.metrics = &s.metrics;
-  if (options.dashboard) {
-    for (std::string& path : DashboardPublicPaths()) {
-      http.public_paths.push_back(std::move(path));
-    }
-  }
-  LENS_ASSIGN_OR_RETURN(s.http, HttpServer::Create(http));
-  ApiOptions api = options.api;
-  if (options.clusters) {
-    s.clusters = NewClusterDirectoryFile(*options.clusters);
-    api.clusters = s.clusters.get();
-  }
-  LENS_RETURN_IF_ERROR(
-      AddApiRoutes(s.store.get(), s.series.get(), api, s.http.get()));
-  if (options.dashboard) AddDashboardRoutes(s.http.get());
-  Impl* impl = &s;
-  const std::string cluster = options.api.cluster;
-  s.http->Handle("GET", "/metrics",
-                 [impl, cluster](const HttpRequest&, HttpResponse* r) {
-                   r->content_type = std::string(kPrometheusTextContentType);
-                   r->body = RenderServiceMetrics(
-                       cluster, impl->series->backend(), *impl->store);
-                   r->body += impl->insights.Render();
-                   r->body += impl->metrics.Render();
-                 });
-  s.http->Handle("GET", "/healthz", [](const HttpRequest&, HttpResponse* r) {
-    r->content_type = "text/plain";
-    r->body = "ok\n";
-  });
   // Ready while the store answers: a load balancer sends no one to a
   // replica whose database is gone. The query runs on the checker's thread
   // every 5 s; a check that hangs reads as not ready after 15 s.
@@ -106,26 +73,47 @@ StatusOr<std::unique_ptr<ApiService>> ApiService::Start(
         return schema.ok() ? OkStatus() : schema.status().WithContext("store");
       },
       std::chrono::seconds(5), std::chrono::seconds(15));
-  s.http->Handle("GET", "/readyz", [impl](const HttpRequest&, HttpResponse* r) {
-    impl->readiness->Respond(r);
-  });
+  Impl* impl = &s;
+  const std::string cluster = options.api.cluster;
+  service::ServiceHost::Options host;
+  host.http = options.http;
+  host.http.metrics = &s.metrics;
+  if (options.dashboard) {
+    for (std::string& path : DashboardPublicPaths()) {
+      host.http.public_paths.push_back(std::move(path));
+    }
+  }
+  host.ready = [impl] { return impl->readiness->State(); };
+  host.metrics = [impl, cluster] {
+    return RenderServiceMetrics(cluster, impl->series->backend(),
+                                *impl->store) +
+           impl->insights.Render() + impl->metrics.Render();
+  };
+  LENS_ASSIGN_OR_RETURN(s.host, service::ServiceHost::Create(std::move(host)));
+  s.host->AddStop([impl] { impl->insights.Stop(); });  // before the store
+  s.host->AddStop([impl] { impl->readiness->Stop(); });
+  ApiOptions api = options.api;
+  if (options.clusters) {
+    s.clusters = NewClusterDirectoryFile(*options.clusters);
+    api.clusters = s.clusters.get();
+  }
+  LENS_RETURN_IF_ERROR(
+      AddApiRoutes(s.store.get(), s.series.get(), api, &s.host->http()));
+  if (options.dashboard) AddDashboardRoutes(&s.host->http());
   s.readiness->CheckNow();
   s.readiness->Start();
-  LENS_RETURN_IF_ERROR(s.http->Start());
+  LENS_RETURN_IF_ERROR(s.host->Start());
   LENS_RETURN_IF_ERROR(s.insights.Start(s.store.get(), s.series.get()));
   return service;
 }
 
 void ApiService::Stop() {
-  std::lock_guard lock(impl_->stop_mu);
-  if (impl_->stopped) return;
-  impl_->stopped = true;
-  if (impl_->http) impl_->http->Stop();
-  if (impl_->readiness) impl_->readiness->Stop();
-  impl_->insights.Stop();  // before the store and the series go
+  if (impl_->host) impl_->host->Stop();
+  if (impl_->readiness) impl_->readiness->Stop();  // idempotent
+  impl_->insights.Stop();
 }
 
-std::string ApiService::http_url() const { return impl_->http->url(); }
+std::string ApiService::http_url() const { return impl_->host->url(); }
 std::string ApiService::database() const { return impl_->store->target(); }
 std::string_view ApiService::series_backend() const {
   return impl_->series->backend();

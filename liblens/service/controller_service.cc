@@ -2,17 +2,10 @@
 // HTTP routes, from one options struct.
 #include "service/controller_service.h"
 
-#include <unistd.h>
-
-#include <cstdlib>
-#include <mutex>
-#include <thread>
-
 #include "cluster/controller.h"
 #include "cluster/controller_metrics.h"
-#include "core/metrics.h"
-#include "lens/log.h"
 #include "lens/store.h"
+#include "service/service_host.h"
 
 namespace lens {
 namespace {
@@ -92,15 +85,8 @@ struct ControllerService::Impl {
   ControllerServiceOptions options;
   std::unique_ptr<Store> store;
   std::unique_ptr<KubeClient> client;
-  std::unique_ptr<KubeLeaderElector> elector;
   std::unique_ptr<cluster::Controller> controller;
-  std::unique_ptr<HttpServer> http;
-  std::thread elector_thread;
-  std::thread controller_thread;
-  std::mutex stop_mu;
-  bool stopped = false;  // GUARDED_BY(stop_mu)
-
-  bool Leading() const { return !elector || elector->IsLeader(); }
+  std::unique_ptr<service::ServiceHost> host;  // stops before the rest goes
 };
 
 ControllerService::ControllerService() : impl_(std::make_unique<Impl>()) {}
@@ -115,69 +101,45 @@ StatusOr<std::unique_ptr<ControllerService>> ControllerService::Start(
   LENS_ASSIGN_OR_RETURN(s.store, Store::Open(options.database_url));
   LENS_ASSIGN_OR_RETURN(s.client,
                         KubeClient::Create(options.connection, options.client));
+  Impl* impl = &s;
+  service::ServiceHost::Options host;
+  host.http = options.http;
+  host.ready = [impl] {
+    return impl->controller->Ready()
+               ? OkStatus()
+               : UnavailableError("not synced with the API server yet");
+  };
+  host.metrics = [impl] {
+    return cluster::RenderControllerMetrics(impl->controller->Stats(),
+                                            impl->host->leader_transitions());
+  };
   if (options.leader_election) {
-    s.elector =
-        std::make_unique<KubeLeaderElector>(s.client.get(), options.leader);
+    host.leader_client = s.client.get();
+    host.leader = options.leader;
   }
+  LENS_ASSIGN_OR_RETURN(s.host, service::ServiceHost::Create(std::move(host)));
   cluster::ControllerOptions co;
   co.gpu_resources = options.gpu_resources;
-  Impl* impl = &s;
   s.controller = std::make_unique<cluster::Controller>(
       s.client.get(), s.store.get(), co,
       options.leader_election
-          ? std::function<bool()>([impl] { return impl->elector->IsLeader(); })
+          ? std::function<bool()>([impl] { return impl->host->Leading(); })
           : std::function<bool()>());
-  LENS_ASSIGN_OR_RETURN(s.http, HttpServer::Create(options.http));
-  s.http->Handle("GET", "/healthz", [](const HttpRequest&, HttpResponse* r) {
-    r->content_type = "text/plain";
-    r->body = "ok\n";
-  });
-  s.http->Handle("GET", "/readyz", [impl](const HttpRequest&, HttpResponse* r) {
-    r->content_type = "text/plain";
-    const bool ready = impl->controller->Ready();
-    r->status = ready ? 200 : 503;
-    r->body = ready ? "ok\n" : "not synced with the API server yet\n";
-  });
-  s.http->Handle("GET", "/metrics",
-                 [impl](const HttpRequest&, HttpResponse* r) {
-                   r->content_type = std::string(kPrometheusTextContentType);
-                   r->body = cluster::RenderControllerMetrics(
-                       impl->controller->Stats(),
-                       impl->elector ? impl->elector->transitions() : 0);
-                   impl->http->RenderMetrics(&r->body);
-                 });
-  LENS_RETURN_IF_ERROR(s.http->Start());
-  if (s.elector) {
-    s.elector_thread = std::thread([impl] {
-      Status st = impl->elector->Run();
-      if (!st.ok()) {
-        LENS_LOG(ERROR).Field("error", st.message()) << "leader election";
-      }
-    });
-  }
-  s.controller_thread = std::thread([impl] {
-    Status st = impl->controller->Run();
-    if (!st.ok()) {
-      LENS_LOG(ERROR).Field("error", st.message()) << "controller";
-    }
-  });
+  cluster::Controller* controller = s.controller.get();
+  s.host->AddThread(
+      "controller", [controller] { return controller->Run(); },
+      [controller] { controller->Stop(); });
+  LENS_RETURN_IF_ERROR(s.host->Start());
   return service;
 }
 
 void ControllerService::Stop() {
-  std::lock_guard lock(impl_->stop_mu);
-  if (impl_->stopped) return;
-  impl_->stopped = true;
-  if (impl_->http) impl_->http->Stop();
-  if (impl_->controller) impl_->controller->Stop();
-  if (impl_->controller_thread.joinable()) impl_->controller_thread.join();
-  if (impl_->elector) impl_->elector->Stop();
-  if (impl_->elector_thread.joinable()) impl_->elector_thread.join();
+  if (impl_->host) impl_->host->Stop();
 }
 
 bool ControllerService::Ready() const { return impl_->controller->Ready(); }
-bool ControllerService::IsLeader() const { return impl_->Leading(); }
-std::string ControllerService::http_url() const { return impl_->http->url(); }
+bool ControllerService::IsLeader() const { return impl_->host->Leading(); }
+std::string ControllerService::http_url() const { return impl_->host->url(); }
 std::string ControllerService::database() const {
   return impl_->store->target();
 }

@@ -3,15 +3,10 @@
 // routes, from one options struct.
 #include "service/jobs_service.h"
 
-#include <unistd.h>
+#include <algorithm>
 
-#include <cstdlib>
-#include <mutex>
-#include <thread>
-
-#include "core/metrics.h"
-#include "lens/log.h"
 #include "lens/store.h"
+#include "service/service_host.h"
 
 namespace lens {
 namespace {
@@ -116,14 +111,8 @@ struct JobsService::Impl {
   std::unique_ptr<Store> store;
   std::unique_ptr<ContainerEventServer> events;
   std::unique_ptr<KubeClient> client;
-  std::unique_ptr<KubeLeaderElector> elector;
   std::unique_ptr<ScheduledJobs> jobs;
-  std::unique_ptr<HttpServer> http;
-  std::thread elector_thread;
-  std::mutex stop_mu;
-  bool stopped = false;  // GUARDED_BY(stop_mu)
-
-  bool Leading() const { return !elector || elector->IsLeader(); }
+  std::unique_ptr<service::ServiceHost> host;  // stops before the rest goes
 };
 
 JobsService::JobsService() : impl_(std::make_unique<Impl>()) {}
@@ -138,64 +127,50 @@ StatusOr<std::unique_ptr<JobsService>> JobsService::Start(
   s.events =
       std::make_unique<ContainerEventServer>(options.events, s.store.get());
   LENS_RETURN_IF_ERROR(s.events->Start().WithContext("container event server"));
+  Impl* impl = &s;
+  service::ServiceHost::Options host;
+  host.http = options.http;
+  // Ready once the store is open and the event server listens: always, here.
+  host.metrics = [impl] {
+    std::string out = impl->events->RenderMetrics();
+    if (impl->jobs) out += impl->jobs->RenderMetrics();
+    return out;
+  };
   if (options.scheduled_jobs) {
     if (!options.kube.server.empty()) {
       LENS_ASSIGN_OR_RETURN(s.client, KubeClient::Create(options.kube));
       if (options.leader_election) {
-        s.elector =
-            std::make_unique<KubeLeaderElector>(s.client.get(), options.leader);
+        host.leader_client = s.client.get();
+        host.leader = options.leader;
       }
     }
     LENS_ASSIGN_OR_RETURN(
         s.jobs,
         ScheduledJobs::Create(options.jobs, s.store.get(), s.client.get()));
   }
-  Impl* impl = &s;
-  LENS_ASSIGN_OR_RETURN(s.http, HttpServer::Create(options.http));
-  s.http->Handle("GET", "/metrics",
-                 [impl](const HttpRequest&, HttpResponse* r) {
-                   r->content_type = std::string(kPrometheusTextContentType);
-                   r->body = impl->events->RenderMetrics();
-                   if (impl->jobs) r->body += impl->jobs->RenderMetrics();
-                   impl->http->RenderMetrics(&r->body);
-                 });
-  s.http->Handle("GET", "/healthz", [](const HttpRequest&, HttpResponse* r) {
-    r->content_type = "text/plain";
-    r->body = "ok\n";
-  });
-  s.http->Handle("GET", "/readyz", [](const HttpRequest&, HttpResponse* r) {
-    r->content_type = "text/plain";
-    r->body = "ok\n";  // the store is open and the event server listens
-  });
-  s.http->Handle("GET", "/jobs", [impl](const HttpRequest&, HttpResponse* r) {
-    if (!impl->jobs) {
-      RespondError(404, "the scheduled jobs are off (jobs.scheduledJobs)", r);
-      return;
-    }
-    RespondData(impl->jobs->StatusJson(), r);
-  });
-  LENS_RETURN_IF_ERROR(s.http->Start());
-  if (s.elector) {
-    s.elector_thread = std::thread([impl] {
-      Status st = impl->elector->Run();
-      if (!st.ok()) {
-        LENS_LOG(ERROR).Field("error", st.message()) << "leader election";
-      }
-    });
-  }
-  if (s.jobs) s.jobs->Start([impl] { return impl->Leading(); });
+  LENS_ASSIGN_OR_RETURN(s.host, service::ServiceHost::Create(std::move(host)));
+  s.host->AddStop([impl] { impl->events->Stop(); });
+  if (s.jobs) s.host->AddStop([impl] { impl->jobs->Stop(); });
+  s.host->http().Handle(
+      "GET", "/jobs", [impl](const HttpRequest&, HttpResponse* r) {
+        if (!impl->jobs) {
+          RespondError(404, "the scheduled jobs are off (jobs.scheduledJobs)",
+                       r);
+          return;
+        }
+        RespondData(impl->jobs->StatusJson(), r);
+      });
+  LENS_RETURN_IF_ERROR(s.host->Start());
+  if (s.jobs) s.jobs->Start([impl] { return impl->host->Leading(); });
   return service;
 }
 
 void JobsService::Stop() {
-  std::lock_guard lock(impl_->stop_mu);
-  if (impl_->stopped) return;
-  impl_->stopped = true;
-  if (impl_->http) impl_->http->Stop();
-  if (impl_->jobs) impl_->jobs->Stop();
-  if (impl_->elector) impl_->elector->Stop();
-  if (impl_->elector_thread.joinable()) impl_->elector_thread.join();
-  if (impl_->events) impl_->events->Stop();
+  if (impl_->host) {
+    impl_->host->Stop();
+  } else if (impl_->events) {
+    impl_->events->Stop();  // started before the host could be made
+  }
 }
 
 Status JobsService::RunJob(std::string_view name) {
@@ -205,9 +180,9 @@ Status JobsService::RunJob(std::string_view name) {
   return impl_->jobs->RunOnce(name);
 }
 
-bool JobsService::IsLeader() const { return impl_->Leading(); }
+bool JobsService::IsLeader() const { return impl_->host->Leading(); }
 int JobsService::grpc_port() const { return impl_->events->port(); }
-std::string JobsService::http_url() const { return impl_->http->url(); }
+std::string JobsService::http_url() const { return impl_->host->url(); }
 std::string JobsService::database() const { return impl_->store->target(); }
 
 }  // namespace lens

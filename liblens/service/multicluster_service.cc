@@ -7,7 +7,6 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <utility>
 
 #include "core/cluster_directory.h"
@@ -15,6 +14,7 @@
 #include "core/metrics.h"
 #include "lens/log.h"
 #include "multicluster/secret_data.h"
+#include "service/service_host.h"
 
 namespace lens {
 namespace {
@@ -42,15 +42,8 @@ struct MultiClusterService::Impl : KubeEventHandler {
   MultiClusterServiceOptions options;
   Registry metrics;  // the HTTP server's requests; outlives it
   std::unique_ptr<KubeClient> home;
-  std::unique_ptr<KubeLeaderElector> elector;
   std::unique_ptr<KubeInformer> informer;
   std::unique_ptr<MemberClusters> members;
-  std::unique_ptr<HttpServer> http;
-  std::thread elector_thread;
-  std::thread informer_thread;
-  std::thread loop_thread;
-  std::mutex stop_mu;
-  bool stopped = false;  // GUARDED_BY(stop_mu)
 
   mutable std::mutex mu;
   std::condition_variable wake;
@@ -70,7 +63,7 @@ struct MultiClusterService::Impl : KubeEventHandler {
   std::string Origin() const {
     return "Secret " + options.namespace_name + "/" + options.clusters_secret;
   }
-  bool Leading() const { return !elector || elector->IsLeader(); }
+  bool Leading() const { return host->Leading(); }
 
   // KubeEventHandler, on the informer's thread.
   void OnAdd(const KubeObject& object) override { Apply(object.json); }
@@ -96,6 +89,9 @@ struct MultiClusterService::Impl : KubeEventHandler {
   void MaybePublish();
   StatusOr<std::string> Publish(const std::string& content);
   std::string RenderMetrics() const;
+
+  // Declared last: stops (its threads joined) before the rest goes.
+  std::unique_ptr<service::ServiceHost> host;
 };
 
 void MultiClusterService::Impl::Apply(const std::string& json) {
@@ -344,10 +340,6 @@ StatusOr<std::unique_ptr<MultiClusterService>> MultiClusterService::Start(
   s.options.members.client = options.client;
   LENS_ASSIGN_OR_RETURN(s.home,
                         KubeClient::Create(options.home, options.client));
-  if (options.leader_election) {
-    s.elector =
-        std::make_unique<KubeLeaderElector>(s.home.get(), options.leader);
-  }
   s.members = std::make_unique<MemberClusters>(s.options.members);
   KubeInformerOptions watch;
   watch.resource = kSecrets;
@@ -355,65 +347,47 @@ StatusOr<std::unique_ptr<MultiClusterService>> MultiClusterService::Start(
   // One object: with a name field selector, RBAC can be limited to it.
   watch.field_selector = "metadata.name=" + options.clusters_secret;
   s.informer = std::make_unique<KubeInformer>(s.home.get(), watch, impl);
-  HttpServerOptions http = options.http;
-  http.metrics = &s.metrics;
-  LENS_ASSIGN_OR_RETURN(s.http, HttpServer::Create(http));
-  s.http->Handle("GET", "/healthz", [](const HttpRequest&, HttpResponse* r) {
-    r->content_type = "text/plain";
-    r->body = "ok\n";
-  });
-  s.http->Handle("GET", "/readyz", [impl](const HttpRequest&, HttpResponse* r) {
-    r->content_type = "text/plain";
-    bool ready = false;
-    {
-      std::lock_guard lock(impl->mu);
-      // A follower stands by once it knows the members: failing its probe
-      // would stall every rolling update behind the leader.
-      ready = impl->published_once ||
-              (impl->synced && impl->elector && !impl->Leading());
+  service::ServiceHost::Options host;
+  host.http = options.http;
+  host.http.metrics = &s.metrics;
+  const bool elected = options.leader_election;
+  host.ready = [impl, elected]() -> Status {
+    std::lock_guard lock(impl->mu);
+    // A follower stands by once it knows the members: failing its probe
+    // would stall every rolling update behind the leader.
+    if (impl->published_once || (impl->synced && elected && !impl->Leading())) {
+      return OkStatus();
     }
-    r->status = ready ? 200 : 503;
-    r->body = ready ? "ok\n" : "the cluster directory is not published yet\n";
-  });
-  s.http->Handle("GET", "/metrics",
-                 [impl](const HttpRequest&, HttpResponse* r) {
-                   r->content_type = std::string(kPrometheusTextContentType);
-                   r->body = impl->RenderMetrics() + impl->metrics.Render();
-                 });
-  LENS_RETURN_IF_ERROR(s.http->Start());
-  if (s.elector) {
-    s.elector_thread = std::thread([impl] {
-      Status st = impl->elector->Run();
-      if (!st.ok()) {
-        LENS_LOG(ERROR).Field("error", st.message()) << "leader election";
-      }
-    });
+    return UnavailableError("the cluster directory is not published yet");
+  };
+  host.metrics = [impl] {
+    return impl->RenderMetrics() + impl->metrics.Render();
+  };
+  if (elected) {
+    host.leader_client = s.home.get();
+    host.leader = options.leader;
   }
-  s.informer_thread = std::thread([impl] {
-    Status st = impl->informer->Run();
-    if (!st.ok()) {
-      LENS_LOG(ERROR).Field("error", st.message()) << "clusters Secret watch";
-    }
-  });
-  s.loop_thread = std::thread([impl] { impl->Loop(); });
+  LENS_ASSIGN_OR_RETURN(s.host, service::ServiceHost::Create(std::move(host)));
+  s.host->AddThread(
+      "clusters Secret watch", [impl] { return impl->informer->Run(); },
+      [impl] { impl->informer->Stop(); });
+  s.host->AddThread(
+      "cluster directory",
+      [impl] {
+        impl->Loop();
+        return OkStatus();
+      },
+      [impl] {
+        std::lock_guard lock(impl->mu);
+        impl->stopping = true;
+        impl->wake.notify_all();
+      });
+  LENS_RETURN_IF_ERROR(s.host->Start());
   return service;
 }
 
 void MultiClusterService::Stop() {
-  std::lock_guard stop_lock(impl_->stop_mu);
-  if (impl_->stopped) return;
-  impl_->stopped = true;
-  if (impl_->http) impl_->http->Stop();
-  {
-    std::lock_guard lock(impl_->mu);
-    impl_->stopping = true;
-  }
-  impl_->wake.notify_all();
-  if (impl_->informer) impl_->informer->Stop();
-  if (impl_->informer_thread.joinable()) impl_->informer_thread.join();
-  if (impl_->loop_thread.joinable()) impl_->loop_thread.join();
-  if (impl_->elector) impl_->elector->Stop();
-  if (impl_->elector_thread.joinable()) impl_->elector_thread.join();
+  if (impl_->host) impl_->host->Stop();
 }
 
 bool MultiClusterService::Published() const {
@@ -424,6 +398,6 @@ bool MultiClusterService::IsLeader() const { return impl_->Leading(); }
 std::vector<MemberStatus> MultiClusterService::Members() const {
   return impl_->members->Members();
 }
-std::string MultiClusterService::http_url() const { return impl_->http->url(); }
+std::string MultiClusterService::http_url() const { return impl_->host->url(); }
 
 }  // namespace lens

@@ -38,28 +38,18 @@ void Readiness::Run() {
   }
 }
 
-void Readiness::Respond(HttpResponse* out) const {
-  out->content_type = "text/plain";
+Status Readiness::State() const {
   std::lock_guard lock(mu_);
   const auto age = std::chrono::steady_clock::now() - last_at_;
-  if (!checked_) {
-    out->status = 503;
-    out->body = "not checked yet\n";
-  } else if (age > stale_after_) {
-    out->status = 503;
-    out->body =
+  if (!checked_) return UnavailableError("not checked yet");
+  if (age > stale_after_) {
+    return UnavailableError(
         "no check finished for " +
         std::to_string(
             std::chrono::duration_cast<std::chrono::seconds>(age).count()) +
-        "s (last: " + (last_.ok() ? std::string("ok") : last_.message()) +
-        ")\n";
-  } else if (!last_.ok()) {
-    out->status = 503;
-    out->body = last_.message() + "\n";
-  } else {
-    out->status = 200;
-    out->body = "ok\n";
+        "s (last: " + (last_.ok() ? std::string("ok") : last_.message()) + ")");
   }
+  return last_.ok() ? OkStatus() : UnavailableError(last_.message());
 }
 
 }  // namespace lens::service

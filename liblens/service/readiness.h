@@ -12,7 +12,6 @@
 #include <string>
 #include <thread>
 
-#include "http/http.h"
 #include "lens/status.h"
 
 namespace lens::service {
@@ -37,10 +36,10 @@ class Readiness {
   // first answer before serving, and for tests).
   void CheckNow();
 
-  // 200 "ok" while the last check passed and is fresh; 503 with the reason
+  // OK while the last check passed and is fresh; Unavailable with the reason
   // otherwise (not checked yet, the check's error, or how long no check has
-  // finished). Never blocks on the check.
-  void Respond(HttpResponse* out) const;
+  // finished). Never blocks on the check: a ServiceHost's `ready`.
+  Status State() const;
 
  private:
   void Run();

@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <mutex>
 
-#include "core/metrics.h"
-#include "lens/log.h"
 #include "lens/store.h"
+#include "service/service_host.h"
 
 namespace lens {
 namespace {
@@ -130,9 +128,7 @@ void AddTelemetryRoutes(TelemetryProcessor* processor, HttpServer* server) {
 struct TelemetryService::Impl {
   std::unique_ptr<Store> store;
   std::unique_ptr<TelemetryProcessor> processor;
-  std::unique_ptr<HttpServer> http;
-  std::mutex stop_mu;
-  bool stopped = false;  // GUARDED_BY(stop_mu)
+  std::unique_ptr<service::ServiceHost> host;  // stops before the rest goes
 };
 
 TelemetryService::TelemetryService() : impl_(std::make_unique<Impl>()) {}
@@ -146,41 +142,33 @@ StatusOr<std::unique_ptr<TelemetryService>> TelemetryService::Start(
   LENS_ASSIGN_OR_RETURN(s.store, Store::Open(options.database_url));
   LENS_ASSIGN_OR_RETURN(s.processor, TelemetryProcessor::Create(
                                          options.telemetry, s.store.get()));
-  HttpServerOptions http = options.http;
-  http.max_body_bytes = options.telemetry.max_body_bytes;
-  http.max_body_bytes_in_flight =
-      std::max(http.max_body_bytes_in_flight, 2 * http.max_body_bytes);
-  LENS_ASSIGN_OR_RETURN(s.http, HttpServer::Create(http));
   TelemetryProcessor* processor = s.processor.get();
-  AddTelemetryRoutes(processor, s.http.get());
-  HttpServer* server = s.http.get();
-  s.http->Handle("GET", "/metrics",
-                 [processor, server](const HttpRequest&, HttpResponse* r) {
-                   r->content_type = std::string(kPrometheusTextContentType);
-                   r->body = processor->RenderMetrics();
-                   server->RenderMetrics(&r->body);
-                 });
-  for (const char* path : {"/healthz", "/readyz"}) {
-    s.http->Handle("GET", path, [](const HttpRequest&, HttpResponse* r) {
-      r->content_type = "text/plain";
-      r->body = "ok\n";  // the store is open and the queues recovered
-    });
-  }
+  service::ServiceHost::Options host;
+  host.http = options.http;
+  host.http.max_body_bytes = options.telemetry.max_body_bytes;
+  host.http.max_body_bytes_in_flight = std::max(
+      host.http.max_body_bytes_in_flight, 2 * host.http.max_body_bytes);
+  // Ready once the store is open and the queues recovered: always, here.
+  host.metrics = [processor] { return processor->RenderMetrics(); };
+  LENS_ASSIGN_OR_RETURN(s.host, service::ServiceHost::Create(std::move(host)));
+  s.host->AddStop([processor] { processor->Stop(); });
+  AddTelemetryRoutes(processor, &s.host->http());
   LENS_RETURN_IF_ERROR(s.processor->Start());
-  LENS_RETURN_IF_ERROR(s.http->Start());
+  LENS_RETURN_IF_ERROR(s.host->Start());
   return service;
 }
 
 void TelemetryService::Stop() {
-  std::lock_guard lock(impl_->stop_mu);
-  if (impl_->stopped) return;
-  impl_->stopped = true;
-  if (impl_->http) impl_->http->Stop();
-  if (impl_->processor) impl_->processor->Stop();
+  if (impl_->host) {
+    impl_->host->Stop();
+  } else if (impl_->processor) {
+    impl_->processor->Stop();
+  }
 }
 
+std::string TelemetryService::http_url() const { return impl_->host->url(); }
+
 TelemetryProcessor& TelemetryService::processor() { return *impl_->processor; }
-std::string TelemetryService::http_url() const { return impl_->http->url(); }
 std::string TelemetryService::database() const {
   return impl_->store->target();
 }

@@ -1,16 +1,16 @@
 // lens-tuner composed once: the spec checked and applied every interval,
-// drift counted and logged, /metrics and /healthz over HTTP.
+// drift counted and logged, /metrics, /healthz and /readyz over HTTP.
 #include "service/tuner_service.h"
 
 #include <condition_variable>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <utility>
 
 #include "core/metric_writer.h"
 #include "core/metrics.h"
 #include "lens/log.h"
+#include "service/service_host.h"
 
 namespace lens {
 namespace {
@@ -32,8 +32,6 @@ double NowSeconds() {
 struct TunerService::Impl {
   TunerServiceOptions options;
   Registry metrics;  // the HTTP server's requests; outlives it
-  std::unique_ptr<HttpServer> http;
-  std::thread checker;
 
   std::mutex check_mu;  // one check at a time
   mutable std::mutex mu;
@@ -49,6 +47,9 @@ struct TunerService::Impl {
 
   TuningCheck Check();
   std::string RenderMetrics() const;
+
+  // Declared last: stops (its thread joined) before the rest goes.
+  std::unique_ptr<service::ServiceHost> host;
 };
 
 TuningCheck TunerService::Impl::Check() {
@@ -170,47 +171,43 @@ StatusOr<std::unique_ptr<TunerService>> TunerService::Start(
   std::unique_ptr<TunerService> service(new TunerService());
   Impl& s = *service->impl_;
   s.options = options;
-  HttpServerOptions http = options.http;
-  http.metrics = &s.metrics;
-  LENS_ASSIGN_OR_RETURN(s.http, HttpServer::Create(http));
   Impl* impl = &s;
-  s.http->Handle("GET", "/metrics",
-                 [impl](const HttpRequest&, HttpResponse* r) {
-                   r->content_type = std::string(kPrometheusTextContentType);
-                   r->body = impl->RenderMetrics() + impl->metrics.Render();
-                 });
-  s.http->Handle("GET", "/healthz", [](const HttpRequest&, HttpResponse* r) {
-    r->content_type = "text/plain";
-    r->body = "ok\n";
-  });
+  service::ServiceHost::Options host;
+  host.http = options.http;
+  host.http.metrics = &s.metrics;
+  host.metrics = [impl] {
+    return impl->RenderMetrics() + impl->metrics.Render();
+  };
+  LENS_ASSIGN_OR_RETURN(s.host, service::ServiceHost::Create(std::move(host)));
+  s.host->AddThread(
+      "tuning checks",
+      [impl] {
+        std::unique_lock lock(impl->mu);
+        while (!impl->wake.wait_for(lock, impl->options.interval,
+                                    [impl] { return impl->stopping; })) {
+          lock.unlock();
+          impl->Check();
+          lock.lock();
+        }
+        return OkStatus();
+      },
+      [impl] {
+        std::lock_guard lock(impl->mu);
+        impl->stopping = true;
+        impl->wake.notify_all();
+      });
   // The first check before serving: /metrics never shows a node unchecked.
   s.Check();
-  LENS_RETURN_IF_ERROR(s.http->Start());
-  s.checker = std::thread([impl] {
-    std::unique_lock lock(impl->mu);
-    while (!impl->wake.wait_for(lock, impl->options.interval,
-                                [impl] { return impl->stopping; })) {
-      lock.unlock();
-      impl->Check();
-      lock.lock();
-    }
-  });
+  LENS_RETURN_IF_ERROR(s.host->Start());
   return service;
 }
 
 TuningCheck TunerService::CheckNow() { return impl_->Check(); }
 
 void TunerService::Stop() {
-  {
-    std::lock_guard lock(impl_->mu);
-    if (impl_->stopping) return;
-    impl_->stopping = true;
-  }
-  impl_->wake.notify_all();
-  if (impl_->checker.joinable()) impl_->checker.join();
-  if (impl_->http) impl_->http->Stop();
+  if (impl_->host) impl_->host->Stop();
 }
 
-std::string TunerService::http_url() const { return impl_->http->url(); }
+std::string TunerService::http_url() const { return impl_->host->url(); }
 
 }  // namespace lens

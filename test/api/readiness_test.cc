@@ -1,6 +1,7 @@
 // Readiness from a background check (liblens/service/readiness.h): /readyz
 // answers from the last result and never waits for a check, so a hung
-// database cannot hold the thread that serves scrapes and liveness.
+// database cannot hold the thread that serves scrapes and liveness. The
+// service host's routes, threads and stop order are in service_host_test.cc.
 #include "service/readiness.h"
 
 #include <gtest/gtest.h>
@@ -16,19 +17,12 @@ using std::chrono::milliseconds;
 TEST(ReadinessTest, AnswersFromTheLastCheck) {
   Status next = OkStatus();
   Readiness r([&] { return next; }, milliseconds(60000), milliseconds(60000));
-  HttpResponse out;
-  r.Respond(&out);
-  EXPECT_EQ(out.status, 503);
-  EXPECT_EQ(out.body, "not checked yet\n");
+  EXPECT_EQ(r.State(), UnavailableError("not checked yet"));
   r.CheckNow();
-  r.Respond(&out);
-  EXPECT_EQ(out.status, 200);
-  EXPECT_EQ(out.body, "ok\n");
+  EXPECT_TRUE(r.State().ok()) << r.State();
   next = UnavailableError("store: connection refused");
   r.CheckNow();
-  r.Respond(&out);
-  EXPECT_EQ(out.status, 503);
-  EXPECT_EQ(out.body, "store: connection refused\n");
+  EXPECT_EQ(r.State(), UnavailableError("store: connection refused"));
 }
 
 // A check that hangs (a database that stopped answering): answers keep
@@ -61,12 +55,11 @@ TEST(ReadinessTest, AHungCheckNeverHoldsAnAnswer) {
                             [&] { return entered > 0; }));
   }
   // The check is held right now; the answer does not wait for it.
-  HttpResponse out;
-  r.Respond(&out);
-  EXPECT_EQ(out.status, 503);
-  EXPECT_NE(out.body.find("no check finished for"), std::string::npos)
-      << out.body;
-  EXPECT_NE(out.body.find("(last: ok)"), std::string::npos) << out.body;
+  const Status state = r.State();
+  EXPECT_EQ(state.code(), StatusCode::kUnavailable) << state;
+  EXPECT_NE(state.message().find("no check finished for"), std::string::npos)
+      << state;
+  EXPECT_NE(state.message().find("(last: ok)"), std::string::npos) << state;
   {
     std::lock_guard lock(mu);
     release = true;
