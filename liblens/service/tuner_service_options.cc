@@ -26,7 +26,7 @@ StatusOr<TunerServiceOptions> TunerServiceOptionsFromConfig(
         ReadBearerTokenFile(c.bearer_token_file, "tuner.bearerTokenFile"));
   }
   o.http.listen = c.listen_address;
-  o.http.public_paths = {"/healthz"};
+  o.http.public_paths = {"/healthz", "/readyz"};
   o.http.priority_paths = {"/metrics", "/healthz"};
   o.http.tls_cert_file = c.tls_cert_file;
   o.http.tls_key_file = c.tls_key_file;
