@@ -163,7 +163,7 @@ struct HttpClient::Impl {
   std::string shown;
   Slist connect_to;  // tls_server_name: its host:port -> base_url's
   std::vector<std::string> secrets;  // never in a message
-  std::mutex mu;
+  mutable std::mutex mu;
   std::vector<CURL*> idle;  // GUARDED_BY(mu)
   std::string last_token;   // GUARDED_BY(mu): from token_source, scrubbed
 
@@ -257,7 +257,7 @@ struct HttpClient::Impl {
   std::string Scrub(std::string text) const {
     std::vector<std::string> all = secrets;
     {
-      std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(mu));
+      std::lock_guard<std::mutex> lock(mu);
       if (!last_token.empty()) all.push_back(last_token);
     }
     for (const std::string& secret : all) {

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -71,9 +72,12 @@ class FakeServer {
           r.set_chunked_content_provider(
               "text/plain", [this](size_t offset, httplib::DataSink& sink) {
                 if (offset == 0) sink.write("first\n", 6);
-                while (!release_.load()) {
+                // Until released, looking now and then whether the client
+                // went away.
+                std::unique_lock lock(release_mu_);
+                while (!release_cv_.wait_for(lock, milliseconds(5),
+                                             [this] { return release_; })) {
                   if (!sink.is_writable()) return false;
-                  std::this_thread::sleep_for(milliseconds(5));
                 }
                 sink.done();
                 return true;
@@ -85,7 +89,11 @@ class FakeServer {
     while (!server_.is_running()) std::this_thread::yield();
   }
   ~FakeServer() {
-    release_.store(true);
+    {
+      std::lock_guard lock(release_mu_);
+      release_ = true;
+    }
+    release_cv_.notify_all();
     server_.stop();
     thread_.join();
   }
@@ -114,7 +122,9 @@ class FakeServer {
   httplib::Server server_;
   int port_ = 0;
   std::thread thread_;
-  std::atomic<bool> release_{false};
+  std::mutex release_mu_;
+  std::condition_variable release_cv_;
+  bool release_ = false;  // GUARDED_BY(release_mu_)
   std::mutex mu_;
   std::vector<Seen> seen_;  // GUARDED_BY(mu_)
 };
