@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/config.h"
+#include "service/config.h"
 
 namespace lens::cli {
 

@@ -21,11 +21,11 @@
 
 #include "cli_exit.h"
 #include "config_flags.h"
-#include "core/config.h"
 #include "core/process.h"
 #include "lens/log.h"
 #include "lens/status.h"
 #include "lens/version.h"
+#include "service/config.h"
 
 namespace lens::cli {
 

@@ -15,18 +15,11 @@
 #include <span>
 #include <vector>
 
-#include "core/config_api.h"
 #include "core/config_decode.h"
-#include "core/config_jobs.h"
-#include "core/config_multicluster.h"
-#include "core/config_netflow.h"
-#include "core/config_node_exporter.h"
-#include "core/config_telemetry.h"
-#include "core/config_tuner.h"
 #include "core/redact.h"
 
 namespace lens {
-namespace {
+namespace config {
 
 // "logging.level" -> "LENS_LOGGING_LEVEL", "metrics.compatNames" ->
 // "LENS_METRICS_COMPAT_NAMES"; database.url is LENS_STORE_URL, the name
@@ -48,119 +41,21 @@ std::string EnvVarName(std::string_view path) {
   return out;
 }
 
-using namespace config;  // NOLINT: the decoding helpers
-
-constexpr FieldRule<LoggingOptions> kLoggingRules[] = {
-    {"level",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-        LoggingOptions* out) {
-       LENS_ASSIGN_OR_RETURN(
-           out->level,
-           DecodeWith<LogLevel>(ctx, v, path, "a log level", ParseLogLevel));
-       return OkStatus();
-     }},
-    {"format",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-        LoggingOptions* out) {
-       LENS_ASSIGN_OR_RETURN(
-           out->format,
-           DecodeWith<LogFormat>(ctx, v, path, "a log format", ParseLogFormat));
-       return OkStatus();
-     }},
-};
-
-constexpr FieldRule<MetricsOptions> kMetricsRules[] = {
-    {"compatNames",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-        MetricsOptions* out) {
-       LENS_ASSIGN_OR_RETURN(out->compat_names, DecodeBool(ctx, v, path));
-       return OkStatus();
-     }},
-    {"listenAddress",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-        MetricsOptions* out) {
-       LENS_ASSIGN_OR_RETURN(out->listen_address,
-                             Scalar(ctx, v, path, "a string"));
-       Status s = ValidateListenAddress(out->listen_address);
-       return s.ok() ? s : ctx.Error(v, path, s.message());
-     }},
-};
-
-// Top level: one rule per section (a new component adds its section here).
-constexpr FieldRule<Config> kTopLevelRules[] = {
-    {"logging",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-        Config* out) {
-       return DecodeMap<LoggingOptions>(ctx, v, path, kLoggingRules,
-                                        &out->logging);
-     }},
-    {"metrics",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-        Config* out) {
-       return DecodeMap<MetricsOptions>(ctx, v, path, kMetricsRules,
-                                        &out->metrics);
-     }},
-    {"nodeExporter",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-        Config* out) {
-       return DecodeNodeExporter(ctx, v, path, &out->node_exporter);
-     }},
-    {"netflow",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-        Config* out) { return DecodeNetflow(ctx, v, path, &out->netflow); }},
-    {"jobs", [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-                Config* out) { return DecodeJobs(ctx, v, path, &out->jobs); }},
-    {"controller",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-        Config* out) {
-       return DecodeController(ctx, v, path, &out->controller);
-     }},
-    {"telemetry",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-        Config* out) {
-       return DecodeTelemetry(ctx, v, path, &out->telemetry);
-     }},
-    {"api", [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-               Config* out) { return DecodeApi(ctx, v, path, &out->api); }},
-    {"database",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-        Config* out) { return DecodeDatabase(ctx, v, path, &out->database); }},
-    {"tuner",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-        Config* out) { return DecodeTuner(ctx, v, path, &out->tuner); }},
-    {"multiCluster",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-        Config* out) {
-       return DecodeMultiCluster(ctx, v, path, &out->multi_cluster);
-     }},
-    {"httpPort",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
-        Config* out) {
-       LENS_ASSIGN_OR_RETURN(out->http_port, DecodeInt(ctx, v, path, 1, 65535));
-       return OkStatus();
-     }},
-};
+namespace {
 
 // Every key of every section, as "section.key" (and top-level scalars).
-std::vector<std::string> EnvOverridableKeys() {
+std::vector<std::string> OverridableKeys(
+    std::span<const SectionEntry> sections) {
   std::vector<std::string> out;
-  auto add = [&out](std::string_view section,
-                    const std::vector<std::string_view>& keys) {
-    for (std::string_view k : keys)
-      out.push_back(std::string(section) + "." + std::string(k));
-  };
-  add("logging", KeysOf(kLoggingRules));
-  add("metrics", KeysOf(kMetricsRules));
-  add("nodeExporter", NodeExporterKeys());
-  add("netflow", NetflowKeys());
-  add("jobs", JobsKeys());
-  add("controller", ControllerKeys());
-  add("telemetry", TelemetryKeys());
-  add("api", ApiKeys());
-  add("database", DatabaseKeys());
-  add("tuner", TunerKeys());
-  add("multiCluster", MultiClusterKeys());
-  out.push_back("httpPort");
+  for (const SectionEntry& section : sections) {
+    if (section.keys == nullptr) {
+      out.emplace_back(section.name);
+      continue;
+    }
+    for (std::string_view key : section.keys()) {
+      out.push_back(std::string(section.name) + "." + std::string(key));
+    }
+  }
   return out;
 }
 
@@ -199,9 +94,10 @@ void SetOverride(YAML::Node& root, std::string_view path,
 
 // LENS_* variables, then the command line's overrides. An empty variable
 // counts as unset (Kubernetes sets optional ones to "").
-Status ApplyOverrides(const ConfigLoadOptions& options, YAML::Node& root,
+Status ApplyOverrides(const ConfigLoadOptions& options,
+                      std::span<const SectionEntry> sections, YAML::Node& root,
                       Ctx* ctx) {
-  for (const std::string& path : EnvOverridableKeys()) {
+  for (const std::string& path : OverridableKeys(sections)) {
     const std::string name = EnvVarName(path);
     std::optional<std::string> value =
         options.getenv ? options.getenv(name) : ProcessGetenv(name);
@@ -222,7 +118,8 @@ Status ApplyOverrides(const ConfigLoadOptions& options, YAML::Node& root,
 
 // Reads at most max_bytes + 1 bytes, so a file that lies about its size
 // (procfs, a growing file) is still caught by the limit.
-StatusOr<std::string> ReadLimited(const std::string& path, uint64_t max_bytes) {
+StatusOr<std::string> ReadLimitedFile(const std::string& path,
+                                      uint64_t max_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError(errno, "open config file " + path);
   struct stat st {};
@@ -253,42 +150,49 @@ StatusOr<std::string> ReadLimited(const std::string& path, uint64_t max_bytes) {
   return data;
 }
 
+// The top level: a map of sections; unknown and duplicate keys are errors.
+Status DecodeTopLevel(const Ctx& ctx, const YAML::Node& node,
+                      std::span<const SectionEntry> sections, void* root) {
+  if (node.IsNull()) return OkStatus();
+  if (!node.IsMap()) {
+    return ctx.Error(node, "(top level)",
+                     "expected a map, got " + std::string(KindName(node)));
+  }
+  std::set<std::string, std::less<>> seen;
+  for (const auto& entry : node) {
+    const YAML::Node& key = entry.first;
+    if (!key.IsScalar()) {
+      return ctx.Error(key, "(top level)", "keys must be strings");
+    }
+    if (!seen.insert(key.Scalar()).second) {
+      return ctx.Error(key, key.Scalar(), "duplicate key");
+    }
+    const SectionEntry* section = nullptr;
+    for (const SectionEntry& s : sections) {
+      if (s.name == key.Scalar()) section = &s;
+    }
+    if (section == nullptr) return ctx.Error(key, key.Scalar(), "unknown key");
+    if (entry.second.IsNull()) continue;  // `key:` keeps the defaults.
+    LENS_RETURN_IF_ERROR(
+        section->decode(ctx, entry.second, key.Scalar(), root));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
-Status LoggingOptions::Validate() const {
-  if (static_cast<int>(level) < 0 || static_cast<int>(level) > 3) {
-    return InvalidArgumentError("level: not a valid log level");
-  }
-  if (format != LogFormat::kText && format != LogFormat::kJson) {
-    return InvalidArgumentError("format: not a valid log format");
+Status ValidateSections(std::span<const SectionEntry> sections,
+                        const void* root) {
+  for (const SectionEntry& section : sections) {
+    LENS_RETURN_IF_ERROR(
+        section.validate(root).WithContext(std::string(section.name)));
   }
   return OkStatus();
 }
 
-Status MetricsOptions::Validate() const {
-  return ValidateListenAddress(listen_address).WithContext("listenAddress");
-}
-
-Status Config::Validate() const {
-  LENS_RETURN_IF_ERROR(logging.Validate().WithContext("logging"));
-  LENS_RETURN_IF_ERROR(metrics.Validate().WithContext("metrics"));
-  LENS_RETURN_IF_ERROR(node_exporter.Validate().WithContext("nodeExporter"));
-  LENS_RETURN_IF_ERROR(netflow.Validate().WithContext("netflow"));
-  LENS_RETURN_IF_ERROR(jobs.Validate().WithContext("jobs"));
-  LENS_RETURN_IF_ERROR(controller.Validate().WithContext("controller"));
-  LENS_RETURN_IF_ERROR(telemetry.Validate().WithContext("telemetry"));
-  LENS_RETURN_IF_ERROR(api.Validate().WithContext("api"));
-  LENS_RETURN_IF_ERROR(database.Validate().WithContext("database"));
-  LENS_RETURN_IF_ERROR(tuner.Validate().WithContext("tuner"));
-  LENS_RETURN_IF_ERROR(multi_cluster.Validate().WithContext("multiCluster"));
-  if (http_port.has_value())
-    LENS_RETURN_IF_ERROR(ValidatePort(*http_port).WithContext("httpPort"));
-  return OkStatus();
-}
-
-StatusOr<Config> ParseConfig(std::string_view yaml,
-                             std::string_view source_name,
-                             const ConfigLoadOptions& options) {
+Status ParseSections(std::string_view yaml, std::string_view source_name,
+                     const ConfigLoadOptions& options,
+                     std::span<const SectionEntry> sections, void* root) {
   Ctx ctx;
   ctx.source = std::string(source_name);
   if (yaml.size() > options.max_file_bytes) {
@@ -296,7 +200,6 @@ StatusOr<Config> ParseConfig(std::string_view yaml,
         ctx.source + ": config is larger than the limit of " +
         std::to_string(options.max_file_bytes) + " bytes");
   }
-  Config config;
   try {
     std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
     if (docs.size() > 1) {
@@ -304,10 +207,9 @@ StatusOr<Config> ParseConfig(std::string_view yaml,
                                   ": expected one YAML document, found " +
                                   std::to_string(docs.size()));
     }
-    YAML::Node root = docs.empty() ? YAML::Node() : docs.front();
-    LENS_RETURN_IF_ERROR(ApplyOverrides(options, root, &ctx));
-    LENS_RETURN_IF_ERROR(
-        DecodeMap<Config>(ctx, root, "", kTopLevelRules, &config));
+    YAML::Node node = docs.empty() ? YAML::Node() : docs.front();
+    LENS_RETURN_IF_ERROR(ApplyOverrides(options, sections, node, &ctx));
+    LENS_RETURN_IF_ERROR(DecodeTopLevel(ctx, node, sections, root));
   } catch (const YAML::Exception& e) {
     // e.msg is the bare problem; e.mark its position (0-based; null for
     // non-parse errors).
@@ -320,21 +222,71 @@ StatusOr<Config> ParseConfig(std::string_view yaml,
   } catch (const std::exception& e) {
     return InternalError(ctx.source + ": loading config: " + e.what());
   }
-  LENS_RETURN_IF_ERROR(ValidateNamingOrigin(config, ctx));
-  return config;
+  return NameOrigin(ValidateSections(sections, root), ctx);
 }
 
-StatusOr<Config> LoadConfigFile(const std::string& path,
-                                const ConfigLoadOptions& options) {
-  LENS_ASSIGN_OR_RETURN(std::string text,
-                        ReadLimited(path, options.max_file_bytes));
-  return ParseConfig(text, path, options);
+StatusOr<std::string> ReadConfigFile(const std::string& path,
+                                     uint64_t max_bytes) {
+  return ReadLimitedFile(path, max_bytes);
 }
 
-StatusOr<Config> LoadConfig(const std::string& path,
-                            const ConfigLoadOptions& options) {
-  if (path.empty()) return ParseConfig("", config::kNoFile, options);
-  return LoadConfigFile(path, options);
+// core's own sections.
+
+namespace {
+
+constexpr FieldRule<LoggingOptions> kLoggingRules[] = {
+    {"level",
+     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
+        LoggingOptions* out) {
+       LENS_ASSIGN_OR_RETURN(
+           out->level,
+           DecodeWith<LogLevel>(ctx, v, path, "a log level", ParseLogLevel));
+       return OkStatus();
+     }},
+    {"format",
+     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
+        LoggingOptions* out) {
+       LENS_ASSIGN_OR_RETURN(
+           out->format,
+           DecodeWith<LogFormat>(ctx, v, path, "a log format", ParseLogFormat));
+       return OkStatus();
+     }},
+};
+
+constexpr FieldRule<MetricsOptions> kMetricsRules[] = {
+    {"compatNames", FieldFlag<MetricsOptions, &MetricsOptions::compat_names>},
+    {"listenAddress",
+     [](const Ctx& ctx, const YAML::Node& v, const std::string& path,
+        MetricsOptions* out) {
+       LENS_ASSIGN_OR_RETURN(out->listen_address,
+                             Scalar(ctx, v, path, "a string"));
+       Status s = ValidateListenAddress(out->listen_address);
+       return s.ok() ? s : ctx.Error(v, path, s.message());
+     }},
+};
+
+}  // namespace
+
+constinit const SectionSpec<LoggingOptions> kLoggingSection{"logging",
+                                                            kLoggingRules};
+constinit const SectionSpec<MetricsOptions> kMetricsSection{"metrics",
+                                                            kMetricsRules};
+
+}  // namespace config
+
+Status LoggingOptions::Validate() const {
+  if (static_cast<int>(level) < 0 || static_cast<int>(level) > 3) {
+    return InvalidArgumentError("level: not a valid log level");
+  }
+  if (format != LogFormat::kText && format != LogFormat::kJson) {
+    return InvalidArgumentError("format: not a valid log format");
+  }
+  return OkStatus();
+}
+
+Status MetricsOptions::Validate() const {
+  return config::ValidateListenAddress(listen_address)
+      .WithContext("listenAddress");
 }
 
 }  // namespace lens

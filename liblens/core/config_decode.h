@@ -1,6 +1,6 @@
-// Helpers for decoding config sections (shared by config.cc and the files
-// that add a section): located errors, scalars, integers, booleans, and the
-// table-driven map decoder.
+// The toolkit of every config section's decoder (an area's config.cc, and
+// core's own): located errors, scalars, integers, booleans, durations, lists,
+// the table-driven map decoder and the usual field decoders.
 #ifndef LENS_CORE_CONFIG_DECODE_H_
 #define LENS_CORE_CONFIG_DECODE_H_
 
@@ -15,11 +15,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/config.h"
+#include "core/config_section.h"
 #include "lens/status.h"
-
-namespace lens {
-struct Config;
-}  // namespace lens
 
 namespace lens::config {
 
@@ -138,18 +136,16 @@ inline StatusOr<T> DecodeWith(const Ctx& ctx, const YAML::Node& node,
   return parsed;
 }
 
-// One key of a map-valued section: how to decode its value into the section
-// struct S.
-template <typename S>
-struct FieldRule {
-  std::string_view key;
-  Status (*decode)(const Ctx& ctx, const YAML::Node& value,
-                   const std::string& path, S* out);
-};
-
 // The keys of a section's rules (each can be set from the environment).
 template <typename S, size_t N>
 std::vector<std::string_view> KeysOf(const FieldRule<S> (&rules)[N]) {
+  std::vector<std::string_view> out;
+  for (const FieldRule<S>& r : rules) out.push_back(r.key);
+  return out;
+}
+
+template <typename S>
+std::vector<std::string_view> KeysOf(std::span<const FieldRule<S>> rules) {
   std::vector<std::string_view> out;
   for (const FieldRule<S>& r : rules) out.push_back(r.key);
   return out;
@@ -189,6 +185,62 @@ inline Status DecodeMap(const Ctx& ctx, const YAML::Node& node,
   return OkStatus();
 }
 
+// A section as its area declares it: the map, then `spec.after`.
+template <typename S>
+inline Status DecodeSection(const Ctx& ctx, const YAML::Node& node,
+                            const std::string& path, const SectionSpec<S>& spec,
+                            S* out) {
+  LENS_RETURN_IF_ERROR(DecodeMap<S>(ctx, node, path, spec.rules, out));
+  return spec.after ? spec.after(ctx, node, path, out) : OkStatus();
+}
+
+// The composition's entry for section `spec`, held at `member` of Root
+// (service/config.cc registers every section with it).
+template <typename Root, typename S, S Root::*member,
+          const SectionSpec<S>& spec>
+SectionEntry SectionOf() {
+  return SectionEntry{
+      spec.name, [] { return KeysOf(spec.rules); },
+      [](const Ctx& ctx, const YAML::Node& node, const std::string& path,
+         void* root) {
+        return DecodeSection(ctx, node, path, spec,
+                             &(static_cast<Root*>(root)->*member));
+      },
+      [](const void* root) {
+        return (static_cast<const Root*>(root)->*member).Validate();
+      }};
+}
+
+// A YAML list of strings, or one comma-separated string (a flag's or a
+// variable's value); items are trimmed and empty ones dropped, so "" is the
+// empty list.
+inline StatusOr<std::vector<std::string>> ListOf(const Ctx& ctx,
+                                                 const YAML::Node& v,
+                                                 const std::string& path) {
+  std::vector<std::string> items;
+  if (v.IsSequence()) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      LENS_ASSIGN_OR_RETURN(
+          std::string item,
+          Scalar(ctx, v[i], path + "[" + std::to_string(i) + "]", "a string"));
+      if (!item.empty()) items.push_back(std::move(item));
+    }
+  } else if (!v.IsNull()) {
+    LENS_ASSIGN_OR_RETURN(std::string text,
+                          Scalar(ctx, v, path, "a list or a string"));
+    for (size_t at = 0; at <= text.size();) {
+      size_t comma = text.find(',', at);
+      if (comma == std::string::npos) comma = text.size();
+      std::string item = text.substr(at, comma - at);
+      while (!item.empty() && item.front() == ' ') item.erase(0, 1);
+      while (!item.empty() && item.back() == ' ') item.pop_back();
+      if (!item.empty()) items.push_back(std::move(item));
+      at = comma + 1;
+    }
+  }
+  return items;
+}
+
 // Decoders of one member of a section struct S, for FieldRule tables.
 template <typename S, std::string S::*field>
 Status FieldText(const Ctx& ctx, const YAML::Node& v, const std::string& path,
@@ -210,6 +262,20 @@ Status FieldDuration(const Ctx& ctx, const YAML::Node& v,
   LENS_ASSIGN_OR_RETURN(out->*field,
                         DecodeWith<std::chrono::milliseconds>(
                             ctx, v, path, "a duration", &ParseDuration));
+  return OkStatus();
+}
+
+template <typename S, int S::*field, int kMin, int kMax>
+Status FieldInt(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+                S* out) {
+  LENS_ASSIGN_OR_RETURN(out->*field, DecodeInt(ctx, v, path, kMin, kMax));
+  return OkStatus();
+}
+
+template <typename S, std::vector<std::string> S::*field>
+Status FieldList(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+                 S* out) {
+  LENS_ASSIGN_OR_RETURN(out->*field, ListOf(ctx, v, path));
   return OkStatus();
 }
 
@@ -264,14 +330,40 @@ inline Status ValidateListenAddress(std::string_view address,
   return OkStatus();
 }
 
+// A Kubernetes name (DNS-1123): lower-case alphanumerics and '-' (and, for a
+// subdomain, '.'), starting and ending alphanumeric, at most `max` (63 for a
+// label such as a namespace, 253 for a subdomain such as a Secret's name).
+inline bool IsDnsName(std::string_view s, size_t max, bool dots) {
+  const auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+  };
+  if (s.empty() || s.size() > max || !alnum(s.front()) || !alnum(s.back())) {
+    return false;
+  }
+  for (char c : s) {
+    if (!alnum(c) && c != '-' && !(dots && c == '.')) return false;
+  }
+  return true;
+}
+
+// A listen address, host:port; port 0 lets the kernel choose.
+template <typename S, std::string S::*field>
+Status FieldListen(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+                   S* out) {
+  LENS_ASSIGN_OR_RETURN(out->*field, Scalar(ctx, v, path, "a string"));
+  Status s = ValidateListenAddress(out->*field, /*allow_any_port=*/true);
+  return s.ok() ? s : ctx.Error(v, path, s.message());
+}
+
 // The source named when no file was given ("defaults: ...").
 inline constexpr std::string_view kNoFile = "defaults";
 
-// Config::Validate of `config` loaded with `ctx`, its error naming where the
-// value came from: "--flag=v:" or "LENS_X=v:" when an override set the key it
-// is about (or, for a rule across keys, the key it names first), else the
-// file (config_origin.cc).
-Status ValidateNamingOrigin(const Config& config, const Ctx& ctx);
+// `validated`, a whole configuration's Validate() loaded with `ctx` (its
+// messages "section: key: ..." or "key: ..."), naming where the value came
+// from: "--flag=v:" or "LENS_X=v:" when an override set the key it is about
+// (or, for a rule across keys, the key it names first), else the file
+// (config_origin.cc).
+Status NameOrigin(Status validated, const Ctx& ctx);
 
 }  // namespace lens::config
 

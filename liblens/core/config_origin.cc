@@ -1,11 +1,10 @@
-// Where a config error's value came from: Config::Validate's message named
-// after the override (flag or environment variable) that set the key it is
-// about, else the file.
+// Where a config error's value came from: a whole configuration's Validate
+// message named after the override (flag or environment variable) that set
+// the key it is about, else the file.
 #include <cctype>
 #include <string>
 #include <string_view>
 
-#include "core/config.h"
 #include "core/config_decode.h"
 
 namespace lens::config {
@@ -52,11 +51,7 @@ const std::string* OriginOfRule(const Ctx& ctx, std::string_view section,
 
 }  // namespace
 
-// Config::Validate, its error naming where the value came from: "--flag=v:"
-// or "LENS_X=v:" when an override set the key it is about, else the file.
-// Validate's messages start "section: key: ..." or "key: ...".
-Status ValidateNamingOrigin(const Config& config, const Ctx& ctx) {
-  Status st = config.Validate();
+Status NameOrigin(Status st, const Ctx& ctx) {
   if (st.ok()) return st;
   const std::string& m = st.message();
   const size_t a = m.find(": ");

@@ -21,10 +21,10 @@
 #include <string_view>
 
 #include "api/api.h"
-#include "core/config.h"
 #include "http/http.h"
 #include "lens/status.h"
 #include "lens/timeseries.h"
+#include "service/config.h"
 
 namespace lens {
 

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
 #include "http/http.h"
 #include "lens/kube.h"
 #include "lens/status.h"
+#include "service/config.h"
 
 namespace lens {
 

@@ -17,11 +17,11 @@
 #include <string>
 
 #include "container_events/container_events.h"
-#include "core/config.h"
 #include "http/http.h"
 #include "jobs/jobs.h"
 #include "lens/kube.h"
 #include "lens/status.h"
+#include "service/config.h"
 
 namespace lens {
 

@@ -23,11 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
 #include "http/http.h"
 #include "lens/kube.h"
 #include "lens/status.h"
 #include "multicluster/multicluster.h"
+#include "service/config.h"
 
 namespace lens {
 

@@ -28,12 +28,12 @@
 
 #include "agent/node_agent.h"
 #include "container_events/container_events.h"
-#include "core/config.h"
 #include "http/http.h"
 #include "lens/containers.h"
 #include "lens/flow.h"
 #include "lens/insights_health.h"
 #include "lens/status.h"
+#include "service/config.h"
 
 namespace lens {
 

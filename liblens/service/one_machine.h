@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
 #include "lens/status.h"
 #include "service/api_service.h"
+#include "service/config.h"
 #include "service/controller_service.h"
 #include "service/jobs_service.h"
 #include "service/node_service.h"

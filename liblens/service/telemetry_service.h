@@ -20,9 +20,9 @@
 #include <memory>
 #include <string>
 
-#include "core/config.h"
 #include "http/http.h"
 #include "lens/status.h"
+#include "service/config.h"
 #include "telemetry/telemetry.h"
 
 namespace lens {

@@ -18,9 +18,9 @@
 #include <memory>
 #include <string>
 
-#include "core/config.h"
 #include "http/http.h"
 #include "lens/status.h"
+#include "service/config.h"
 #include "tuner/tuner.h"
 
 namespace lens {

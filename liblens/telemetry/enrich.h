@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
+#include "telemetry/config.h"
 #include "telemetry/ownership.h"
 #include "telemetry/remote_write.h"
 

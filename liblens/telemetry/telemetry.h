@@ -27,9 +27,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/config.h"
 #include "lens/model.h"
 #include "lens/status.h"
+#include "telemetry/config.h"
 
 namespace lens {
 

@@ -2,8 +2,8 @@
 // (PlanTuning), and what differs written (ApplyTuning).
 #include "tuner/tuner.h"
 
-#include "core/config_tuner_rules.h"
 #include "core/kernel_file.h"
+#include "tuner/sysctl_rules.h"
 #include "tuner/tuning_files.h"
 
 namespace lens {

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/config.h"
 #include "lens/status.h"
+#include "tuner/config.h"
 
 namespace lens::tuner {
 

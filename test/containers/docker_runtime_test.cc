@@ -9,8 +9,8 @@
 
 #include <filesystem>
 
-#include "core/config.h"
 #include "lens/containers.h"
+#include "service/config.h"
 #include "service/node_service.h"
 
 namespace lens {

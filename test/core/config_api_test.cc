@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "core/config.h"
 #include "service/api_service.h"
+#include "service/config.h"
 
 namespace lens {
 namespace {

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "core/config.h"
+#include "service/config.h"
 #include "service/jobs_service.h"
 
 namespace lens {

@@ -3,7 +3,7 @@
 // the file line.
 #include <gtest/gtest.h>
 
-#include "core/config.h"
+#include "service/config.h"
 
 namespace lens {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "config_test_util.h"
-#include "core/config.h"
+#include "service/config.h"
 
 namespace lens {
 namespace {

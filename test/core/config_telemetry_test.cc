@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "core/config.h"
+#include "service/config.h"
 #include "service/telemetry_service.h"
 
 namespace lens {

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/config.h"
+#include "service/config.h"
 
 namespace lens {
 

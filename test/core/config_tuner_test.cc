@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "core/config.h"
+#include "service/config.h"
 #include "service/tuner_service.h"
 
 namespace lens {

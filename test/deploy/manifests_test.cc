@@ -13,8 +13,8 @@
 #include <set>
 #include <string>
 
-#include "core/config.h"
 #include "lens/version.h"
+#include "service/config.h"
 
 namespace lens::test {
 namespace {

@@ -89,8 +89,10 @@ TEST_F(MultiClusterServiceTest, PublishesEveryMembersEndpoints) {
       std::string::npos)
       << secret;
   EXPECT_NE(secret.find(R"("type":"Opaque")"), std::string::npos) << secret;
-  EXPECT_TRUE(s->Published());
-  EXPECT_EQ(Get(s->http_url(), "/readyz"), "200\nok\n");
+  // The Secret is on the home API server before its answer is back here.
+  EXPECT_TRUE(WaitUntil([&] { return s->Published(); })) << Log();
+  EXPECT_TRUE(
+      WaitUntil([&] { return Get(s->http_url(), "/readyz") == "200\nok\n"; }));
   const std::string metrics = Get(s->http_url(), "/metrics");
   EXPECT_NE(metrics.find("lens_multicluster_clusters 2"), std::string::npos)
       << metrics;

@@ -24,6 +24,7 @@
 #include "command.h"
 #include "containerd_cleanup.h"
 #include "oci_image.h"
+#include "temp_base.h"
 
 extern char** environ;
 
@@ -115,9 +116,7 @@ Status ContainerdServer::Init(const Options& options) {
   env_.push_back(std::string("PATH=") + kStandardPath);  // for shim and runc
 
   // The socket path must fit in sockaddr_un (107 bytes).
-  const char* tmp = std::getenv("TMPDIR");
-  const std::string base =
-      (tmp && *tmp && std::strlen(tmp) < 64) ? tmp : "/tmp";
+  const std::string base = SharedTempBase();
   SweepStale(base, runc_bin_);
   std::string templ = base + "/lens-ctrd-XXXXXX";
   if (!::mkdtemp(templ.data())) return ErrnoError(errno, "mkdtemp " + templ);

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "command.h"
+#include "temp_base.h"
 
 extern char** environ;
 
@@ -142,9 +143,7 @@ Status DockerServer::Init() {
         "docker CLI not found (apt install docker.io)");
   }
   runc_bin_ = FindBinary("runc");
-  const char* tmp = std::getenv("TMPDIR");
-  const std::string base =
-      (tmp && *tmp && std::strlen(tmp) < 64) ? tmp : "/tmp";
+  const std::string base = SharedTempBase();
   SweepStale(base, runc_bin_);
   std::string templ = base + "/" + kPrefix + "XXXXXX";
   if (!::mkdtemp(templ.data())) return ErrnoError(errno, "mkdtemp " + templ);

@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "loopback_traffic.h"
+#include "temp_base.h"
 
 namespace lens::test {
 namespace {
@@ -179,8 +180,9 @@ Status PostgresServer::Init(const Options& options) {
   LENS_ASSIGN_OR_RETURN(bindir_, FindBinDir());
 
   // The Unix socket path (dir + "/.s.PGSQL.NNNNN") must fit in 107 bytes.
-  const char* tmp = std::getenv("TMPDIR");
-  std::string base = (tmp && *tmp && std::strlen(tmp) < 64) ? tmp : "/tmp";
+  // Below the shared directory: the postgres user cannot enter this
+  // process's own.
+  const std::string base = SharedTempBase();
   std::string templ = base + "/lens-pg-XXXXXX";
   if (!::mkdtemp(templ.data())) return ErrnoError(errno, "mkdtemp " + templ);
   dir_ = templ;

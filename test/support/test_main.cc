@@ -6,16 +6,24 @@
 // nothing else on the machine (a `make run` on 8080) is in its way. Without
 // root, or with LENS_TEST_HOST_NETWORK=1, it keeps the host's namespace and
 // its servers bind port 0 as always.
+//
+// Each test process also gets a temporary directory of its own
+// (TEST_TMPDIR and TMPDIR, so ::testing::TempDir() and its children use
+// it): two tests running beside each other never write the same file, and
+// the directory is removed when the process ends.
+#include <ftw.h>
 #include <gtest/gtest.h>
 #include <net/if.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace {
 
@@ -54,10 +62,47 @@ void EnterOwnNetworkNamespace() {
   }
 }
 
+// Inside the temporary directory the caller had (TMPDIR or /tmp).
+std::string MakeOwnTempDir() {
+  const char* parent = std::getenv("TMPDIR");
+  std::string pattern = (parent != nullptr && parent[0] != '\0')
+                            ? std::string(parent)
+                            : std::string("/tmp");
+  if (pattern.back() != '/') pattern += '/';
+  pattern += "lens-test.XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    std::fprintf(stderr, "lens test: cannot create %s: %s\n", pattern.c_str(),
+                 std::strerror(errno));
+    std::exit(1);
+  }
+  // As /tmp is: a test's child that drops privileges still reaches it.
+  ::chmod(pattern.c_str(), 01777);
+  // Harnesses that sweep what a crashed run left behind look in the parent.
+  ::setenv("LENS_TEST_SHARED_TMPDIR",
+           pattern.substr(0, pattern.rfind('/')).c_str(), 0);
+  ::setenv("TMPDIR", pattern.c_str(), 1);
+  pattern += '/';
+  ::setenv("TEST_TMPDIR", pattern.c_str(), 1);
+  return pattern;
+}
+
+void RemoveTree(const std::string& dir) {
+  ::nftw(
+      dir.c_str(),
+      [](const char* path, const struct stat*, int, FTW*) {
+        ::remove(path);
+        return 0;
+      },
+      16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   EnterOwnNetworkNamespace();
+  const std::string temp_dir = MakeOwnTempDir();
   ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  const int result = RUN_ALL_TESTS();
+  RemoveTree(temp_dir);
+  return result;
 }

@@ -225,7 +225,7 @@ class TelemetryServiceTest : public ::testing::Test {
     TelemetryServiceOptions o;
     o.database_url = "sqlite://" + dir_ + "/lens.db";
     o.http.listen = "127.0.0.1:0";
-    o.telemetry.forward.push_back({vm_->write_url()});
+    o.telemetry.forward.push_back({.url = vm_->write_url()});
     o.telemetry.queue_dir = dir_ + "/queue";
     o.telemetry.ownership_refresh = std::chrono::milliseconds(200);
     return o;

@@ -2,8 +2,8 @@
 // range, which pam_limits items and values. Shared by the section's decoder
 // (errors located in the file), TunerOptions::Validate (structs built in
 // code) and the tuner (values compared in canonical form).
-#ifndef LENS_CORE_CONFIG_TUNER_RULES_H_
-#define LENS_CORE_CONFIG_TUNER_RULES_H_
+#ifndef LENS_TUNER_SYSCTL_RULES_H_
+#define LENS_TUNER_SYSCTL_RULES_H_
 
 #include <cstdint>
 #include <map>
@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/config.h"
 #include "lens/status.h"
+#include "tuner/config.h"
 
 namespace lens::config {
 
@@ -46,4 +46,4 @@ std::vector<std::string_view> SplitCommaItems(std::string_view text);
 
 }  // namespace lens::config
 
-#endif  // LENS_CORE_CONFIG_TUNER_RULES_H_
+#endif  // LENS_TUNER_SYSCTL_RULES_H_

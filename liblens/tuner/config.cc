@@ -1,15 +1,17 @@
 // The `tuner:` section (lens-tuner): decoding, with every error located at
 // the file line of the key or entry it is about (the rules themselves are in
-// config_tuner_rules.cc).
-#include "core/config_tuner.h"
+// sysctl_rules.cc).
+#include "tuner/config.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 
-#include "core/config_tuner_rules.h"
+#include "core/config_decode.h"
+#include "tuner/sysctl_rules.h"
 
-namespace lens::config {
+namespace lens {
+namespace config {
 namespace {
 
 using Tu = TunerOptions;
@@ -154,13 +156,10 @@ constexpr FieldRule<Tu> kTunerRules[] = {
     {"tlsKeyFile", FieldText<Tu, &Tu::tls_key_file>},
 };
 
-}  // namespace
-
-Status DecodeTuner(const Ctx& ctx, const YAML::Node& node,
-                   const std::string& path, TunerOptions* out) {
-  LENS_RETURN_IF_ERROR(DecodeMap<Tu>(ctx, node, path, kTunerRules, out));
-  // What needs the whole section (nofile against fs.nr_open, limits set
-  // twice), located at the key it is about.
+// What needs the whole section (nofile against fs.nr_open, limits set
+// twice), located at the key it is about.
+Status AfterTuner(const Ctx& ctx, const YAML::Node& node,
+                  const std::string& path, TunerOptions* out) {
   Status s = out->Validate();
   if (s.ok() || !node.IsMap()) return s;
   for (std::string_view key : {"sysctls", "limits"}) {
@@ -173,6 +172,10 @@ Status DecodeTuner(const Ctx& ctx, const YAML::Node& node,
   return OkStatus();  // the other keys were checked where they were decoded
 }
 
-std::vector<std::string_view> TunerKeys() { return KeysOf(kTunerRules); }
+}  // namespace
 
-}  // namespace lens::config
+constinit const SectionSpec<TunerOptions> kTunerSection{"tuner", kTunerRules,
+                                                        AfterTuner};
+
+}  // namespace config
+}  // namespace lens

@@ -1,7 +1,7 @@
 // The rules of the `tuner:` section (lens-tuner): the sysctls Lens may set
 // with their ranges, the pam_limits items, and the checks that refuse the
 // rest before anything is written to a node.
-#include "core/config_tuner_rules.h"
+#include "tuner/sysctl_rules.h"
 
 #include <algorithm>
 #include <charconv>

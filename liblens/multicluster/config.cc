@@ -1,37 +1,26 @@
-// The `multiCluster:` section (lens-multicluster): decoding, each key's
-// rule checked where it is decoded so errors point at the file line, and
+// The `multiCluster:` section: its keys, decoders, each key's rule checked
+// where it is decoded so errors point at the file line, and
 // MultiClusterOptions::Validate for the rules across keys.
-#include "core/config_multicluster.h"
+#include "multicluster/config.h"
 
-#include <cctype>
+#include "core/config_decode.h"
 
-namespace lens::config {
+namespace lens {
 namespace {
 
 using M = MultiClusterOptions;
 
-// A namespace is a DNS label (63); a Secret or Lease name a DNS subdomain
-// (253): lower-case alphanumerics, '-' and (subdomains) '.'.
-bool DnsName(std::string_view s, size_t max, bool dots) {
-  if (s.empty() || s.size() > max) return false;
-  if (!std::isalnum(static_cast<unsigned char>(s.front())) ||
-      !std::isalnum(static_cast<unsigned char>(s.back()))) {
-    return false;
-  }
-  for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                    c == '-' || (dots && c == '.');
-    if (!ok) return false;
-  }
-  return true;
-}
-
 Status CheckName(std::string_view key, const std::string& value, bool label) {
-  if (DnsName(value, label ? 63 : 253, !label)) return OkStatus();
+  if (config::IsDnsName(value, label ? 63 : 253, !label)) return OkStatus();
   return InvalidArgumentError(
       std::string(key) + ": \"" + value + "\" is not a " +
       (label ? "namespace name (a DNS label)" : "Kubernetes object name"));
 }
+
+}  // namespace
+
+namespace config {
+namespace {
 
 constexpr FieldRule<M> kMultiClusterRules[] = {
     {"listenAddress", FieldChecked<M, FieldText<M, &M::listen_address>>},
@@ -56,18 +45,10 @@ constexpr FieldRule<M> kMultiClusterRules[] = {
 
 }  // namespace
 
-Status DecodeMultiCluster(const Ctx& ctx, const YAML::Node& node,
-                          const std::string& path, MultiClusterOptions* out) {
-  return DecodeMap<M>(ctx, node, path, kMultiClusterRules, out);
-}
+constinit const SectionSpec<MultiClusterOptions> kMultiClusterSection{
+    "multiCluster", kMultiClusterRules};
 
-std::vector<std::string_view> MultiClusterKeys() {
-  return KeysOf(kMultiClusterRules);
-}
-
-}  // namespace lens::config
-
-namespace lens {
+}  // namespace config
 
 Status MultiClusterOptions::Validate() const {
   LENS_RETURN_IF_ERROR(config::ValidateListenAddress(listen_address, true)
@@ -76,14 +57,11 @@ Status MultiClusterOptions::Validate() const {
     return InvalidArgumentError(
         "kubeconfig: set either kubeconfig or inCluster, not both");
   }
-  LENS_RETURN_IF_ERROR(config::CheckName("namespace", namespace_name, true));
-  LENS_RETURN_IF_ERROR(
-      config::CheckName("clustersSecret", clusters_secret, false));
-  LENS_RETURN_IF_ERROR(
-      config::CheckName("storageSecret", storage_secret, false));
-  LENS_RETURN_IF_ERROR(
-      config::CheckName("storageNamespace", storage_namespace, true));
-  LENS_RETURN_IF_ERROR(config::CheckName("outputSecret", output_secret, false));
+  LENS_RETURN_IF_ERROR(CheckName("namespace", namespace_name, true));
+  LENS_RETURN_IF_ERROR(CheckName("clustersSecret", clusters_secret, false));
+  LENS_RETURN_IF_ERROR(CheckName("storageSecret", storage_secret, false));
+  LENS_RETURN_IF_ERROR(CheckName("storageNamespace", storage_namespace, true));
+  LENS_RETURN_IF_ERROR(CheckName("outputSecret", output_secret, false));
   // Publishing into the Secret it reads would replace the kubeconfigs.
   if (output_secret == clusters_secret) {
     return InvalidArgumentError(
@@ -96,9 +74,8 @@ Status MultiClusterOptions::Validate() const {
   if (request_timeout < std::chrono::milliseconds(100)) {
     return InvalidArgumentError("requestTimeout: must be at least 100ms");
   }
-  LENS_RETURN_IF_ERROR(
-      config::CheckName("leaseNamespace", lease_namespace, true));
-  LENS_RETURN_IF_ERROR(config::CheckName("leaseName", lease_name, false));
+  LENS_RETURN_IF_ERROR(CheckName("leaseNamespace", lease_namespace, true));
+  LENS_RETURN_IF_ERROR(CheckName("leaseName", lease_name, false));
   if (tls_cert_file.empty() != tls_key_file.empty()) {
     return InvalidArgumentError(
         "tlsCertFile and tlsKeyFile must be set together");

@@ -1,7 +1,10 @@
-// The `api:` section (lens-api).
-#include "core/config_api.h"
+// The `api:` section: its keys, decoders and rules.
+#include "api/config.h"
 
-namespace lens::config {
+#include "core/config_decode.h"
+
+namespace lens {
+namespace config {
 namespace {
 
 using A = ApiConfigOptions;
@@ -23,16 +26,9 @@ constexpr FieldRule<A> kApiRules[] = {
 
 }  // namespace
 
-Status DecodeApi(const Ctx& ctx, const YAML::Node& node,
-                 const std::string& path, ApiConfigOptions* out) {
-  return DecodeMap<A>(ctx, node, path, kApiRules, out);
-}
+constinit const SectionSpec<ApiConfigOptions> kApiSection{"api", kApiRules};
 
-std::vector<std::string_view> ApiKeys() { return KeysOf(kApiRules); }
-
-}  // namespace lens::config
-
-namespace lens {
+}  // namespace config
 
 Status ApiConfigOptions::Validate() const {
   LENS_RETURN_IF_ERROR(

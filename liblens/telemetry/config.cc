@@ -1,9 +1,12 @@
-// The `telemetry:` section (lens-telemetry).
-#include "core/config_telemetry.h"
+// The `telemetry:` section (lens-telemetry): its keys, decoders and rules.
+#include "telemetry/config.h"
 
-#include "core/config.h"
+#include <charconv>
 
-namespace lens::config {
+#include "core/config_decode.h"
+
+namespace lens {
+namespace config {
 namespace {
 
 using T = TelemetryConfigOptions;
@@ -51,41 +54,6 @@ Status DecodeSize(const Ctx& ctx, const YAML::Node& v, const std::string& path,
   return OkStatus();
 }
 
-// A YAML list of strings, or one comma-separated string (a flag's value);
-// empty items are dropped, so "" is the empty list.
-StatusOr<std::vector<std::string>> ListOf(const Ctx& ctx, const YAML::Node& v,
-                                          const std::string& path) {
-  std::vector<std::string> items;
-  if (v.IsSequence()) {
-    for (size_t i = 0; i < v.size(); ++i) {
-      LENS_ASSIGN_OR_RETURN(
-          std::string item,
-          Scalar(ctx, v[i], path + "[" + std::to_string(i) + "]", "a string"));
-      if (!item.empty()) items.push_back(std::move(item));
-    }
-  } else if (!v.IsNull()) {
-    LENS_ASSIGN_OR_RETURN(std::string text,
-                          Scalar(ctx, v, path, "a list or a string"));
-    for (size_t at = 0; at <= text.size();) {
-      size_t comma = text.find(',', at);
-      if (comma == std::string::npos) comma = text.size();
-      std::string item = text.substr(at, comma - at);
-      while (!item.empty() && item.front() == ' ') item.erase(0, 1);
-      while (!item.empty() && item.back() == ' ') item.pop_back();
-      if (!item.empty()) items.push_back(std::move(item));
-      at = comma + 1;
-    }
-  }
-  return items;
-}
-
-template <std::vector<std::string> T::*field>
-Status DecodeList(const Ctx& ctx, const YAML::Node& v, const std::string& path,
-                  T* out) {
-  LENS_ASSIGN_OR_RETURN(out->*field, ListOf(ctx, v, path));
-  return OkStatus();
-}
-
 // The same for a key of the series labels.
 template <std::vector<std::string> SeriesIdentityLabels::*field>
 Status DecodeSeriesList(const Ctx& ctx, const YAML::Node& v,
@@ -100,7 +68,7 @@ constexpr FieldRule<T> kTelemetryRules[] = {
     {"tlsCertFile", FieldText<T, &T::tls_cert_file>},
     {"tlsKeyFile", FieldText<T, &T::tls_key_file>},
     {"maxRequestBytes", FieldChecked<T, DecodeSize<&T::max_request_bytes>>},
-    {"forward", FieldChecked<T, DecodeList<&T::forward>>},
+    {"forward", FieldChecked<T, FieldList<T, &T::forward>>},
     {"forwardTokenFile", FieldText<T, &T::forward_token_file>},
     {"forwardCaFile", FieldText<T, &T::forward_ca_file>},
     {"forwardInsecureSkipTlsVerify",
@@ -134,30 +102,17 @@ constexpr FieldRule<T> kTelemetryRules[] = {
     {"sampleResolution",
      FieldChecked<T, FieldDuration<T, &T::sample_resolution>>},
     {"sampleRetention", FieldDuration<T, &T::sample_retention>},
-    {"sampleMaxSeries",
-     [](const Ctx& ctx, const YAML::Node& v, const std::string& path, T* out) {
-       LENS_ASSIGN_OR_RETURN(out->sample_max_series,
-                             DecodeInt(ctx, v, path, 1, 100'000'000));
-       return OkStatus();
-     }},
+    {"sampleMaxSeries", FieldInt<T, &T::sample_max_series, 1, 100'000'000>},
     {"logs", FieldFlag<T, &T::logs>},
-    {"selfPodPrefixes", DecodeList<&T::self_pod_prefixes>},
+    {"selfPodPrefixes", FieldList<T, &T::self_pod_prefixes>},
 };
 
 }  // namespace
 
-Status DecodeTelemetry(const Ctx& ctx, const YAML::Node& node,
-                       const std::string& path, TelemetryConfigOptions* out) {
-  return DecodeMap<T>(ctx, node, path, kTelemetryRules, out);
-}
+constinit const SectionSpec<TelemetryConfigOptions> kTelemetrySection{
+    "telemetry", kTelemetryRules};
 
-std::vector<std::string_view> TelemetryKeys() {
-  return KeysOf(kTelemetryRules);
-}
-
-}  // namespace lens::config
-
-namespace lens {
+}  // namespace config
 
 Status TelemetryConfigOptions::Validate() const {
   LENS_RETURN_IF_ERROR(
