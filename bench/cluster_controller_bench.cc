@@ -35,13 +35,13 @@
 #include <thread>
 #include <vector>
 
-#include "cluster/controller.h"
-#include "cluster/pod_model.h"
+#include "controller/controller.h"
+#include "controller/pod_model.h"
 #include "kube_api_server.h"
 #include "lens/kube.h"
 #include "lens/store.h"
 
-namespace lens::cluster {
+namespace lens::controller {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -622,16 +622,16 @@ void BM_OwnerGet(benchmark::State& state) {
 BENCHMARK(BM_OwnerGet)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace lens::cluster
+}  // namespace lens::controller
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  lens::cluster::g_dir =
+  lens::controller::g_dir =
       std::filesystem::temp_directory_path() /
       ("lens_cluster_controller_bench_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(lens::cluster::g_dir);
+  std::filesystem::create_directories(lens::controller::g_dir);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  std::filesystem::remove_all(lens::cluster::g_dir);
+  std::filesystem::remove_all(lens::controller::g_dir);
   return 0;
 }

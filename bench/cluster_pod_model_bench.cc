@@ -13,9 +13,9 @@
 #include <sstream>
 #include <string>
 
-#include "cluster/pod_model.h"
+#include "controller/pod_model.h"
 
-namespace lens::cluster {
+namespace lens::controller {
 namespace {
 
 // The pod `name` in test/fixtures/kube/<file>, as the API server sends it
@@ -86,6 +86,6 @@ void BM_MayRequestGpusGpuPod(benchmark::State& state) {
 BENCHMARK(BM_MayRequestGpusGpuPod);
 
 }  // namespace
-}  // namespace lens::cluster
+}  // namespace lens::controller
 
 BENCHMARK_MAIN();

@@ -27,8 +27,8 @@
 #include "agent/node_agent.h"
 #include "agent/rest.h"
 #include "http/http.h"
-#include "jobs/jobs.h"
 #include "lens/store.h"
+#include "scheduled/jobs.h"
 
 namespace lens {
 namespace {

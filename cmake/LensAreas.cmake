@@ -16,8 +16,8 @@ set(LENS_AREA_USES_containers core gpu rdma http proto)
 set(LENS_AREA_USES_container_events core containers store http proto)
 set(LENS_AREA_USES_flow core http containers)
 set(LENS_AREA_USES_kube core)
-set(LENS_AREA_USES_cluster core kube store)
-set(LENS_AREA_USES_jobs core kube store cluster)
+set(LENS_AREA_USES_controller core kube store)
+set(LENS_AREA_USES_scheduled core kube store controller)
 set(LENS_AREA_USES_telemetry core store training)
 set(LENS_AREA_USES_timeseries core store)
 set(LENS_AREA_USES_web core http)
@@ -26,12 +26,12 @@ set(LENS_AREA_USES_api core store http training timeseries insights)
 set(LENS_AREA_USES_tuner core)
 set(LENS_AREA_USES_multicluster core kube)
 set(LENS_AREA_USES_service core gpu rdma node http agent containers container_events flow store kube
-                           cluster jobs telemetry timeseries insights web api tuner
+                           controller scheduled telemetry timeseries insights web api tuner
                            multicluster)
 # Not an area of liblens: what daemons/ may include besides the public API.
 set(LENS_AREA_USES_daemons core service)
 set(LENS_AREAS core training store gpu rdma node http agent containers container_events flow
-               kube cluster jobs telemetry timeseries insights web api tuner multicluster service)
+               kube controller scheduled telemetry timeseries insights web api tuner multicluster service)
 
 # Public header (include/lens/<name>.h) -> the area that owns it.
 set(LENS_PUBLIC_HEADER_OWNERS

@@ -19,12 +19,12 @@
 #include <string>
 #include <string_view>
 
-#include "cluster/kube_time.h"
-#include "cluster/node_model.h"
-#include "cluster/pod_model.h"
-#include "cluster/workload_model.h"
-#include "jobs/agents.h"
+#include "controller/kube_time.h"
+#include "controller/node_model.h"
+#include "controller/pod_model.h"
+#include "controller/workload_model.h"
 #include "kube/kube_json.h"
+#include "scheduled/agents.h"
 
 namespace {
 
@@ -36,14 +36,15 @@ void Fail(const char* what, std::string_view json) {
 }
 
 void CheckObject(const lens::KubeObject& object) {
-  static const lens::cluster::GpuResourceMatcher kGpus;
+  static const lens::controller::GpuResourceMatcher kGpus;
   const std::string& json = object.json;
-  auto pod = lens::cluster::DecodePod(json, kGpus);
+  auto pod = lens::controller::DecodePod(json, kGpus);
   if (pod.ok()) {
     if (pod->uid != object.uid || pod->name != object.name) {
       Fail("DecodePod disagrees with the event's metadata", json);
     }
-    if (pod->requests.gpus > 0 && !lens::cluster::MayRequestGpus(json, kGpus)) {
+    if (pod->requests.gpus > 0 &&
+        !lens::controller::MayRequestGpus(json, kGpus)) {
       Fail("MayRequestGpus said no GPUs for a pod that requests them", json);
     }
     if (pod->requests.gpus < 0 || pod->requests.rdma < 0 ||
@@ -51,8 +52,8 @@ void CheckObject(const lens::KubeObject& object) {
       Fail("a negative request", json);
     }
   }
-  (void)lens::cluster::DecodeOwner(json);
-  (void)lens::cluster::DecodeNode(json, kGpus);
+  (void)lens::controller::DecodeOwner(json);
+  (void)lens::controller::DecodeNode(json, kGpus);
 }
 
 }  // namespace
@@ -62,12 +63,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data) + 1,
                                size - 1);
   if (data[0] % 3 == 2) {
-    auto report = lens::jobs::ParseAgentReport(input);
+    auto report = lens::scheduled::ParseAgentReport(input);
     if (report.ok()) {
       if (report->gpus.size() > 1024 || report->rdma.size() > 1024) {
         Fail("more than 1024 devices accepted", input);
       }
-      for (const lens::jobs::AgentGpu& g : report->gpus) {
+      for (const lens::scheduled::AgentGpu& g : report->gpus) {
         if (g.device.gpu_index < 0 || g.device.gpu_index > 65535) {
           Fail("a GPU index out of range", input);
         }
@@ -86,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const lens::KubeObject& o : page->items) CheckObject(o);
     }
   }
-  (void)lens::cluster::ParseKubeTime(input.substr(0, 64));
-  (void)lens::cluster::ParseQuantity(input.substr(0, 32));
+  (void)lens::controller::ParseKubeTime(input.substr(0, 64));
+  (void)lens::controller::ParseQuantity(input.substr(0, 32));
   return 0;
 }

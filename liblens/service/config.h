@@ -18,9 +18,9 @@
 //     kubeletUrl: https://127.0.0.1:10250
 //   netflow:                 # flow/config.h: lens-netflow (docs/netflow.md)
 //     policyFile: /etc/lens/netflow-policy.yaml
-//   jobs:                    # jobs/config.h: lens-jobs (docs/jobs.md)
+//   jobs:                    # scheduled/config.h: lens-jobs (docs/jobs.md)
 //     listenGrpc: 0.0.0.0:50051
-//   controller:              # cluster/config.h: lens-controller
+//   controller:              # controller/config.h: lens-controller
 //     inCluster: true
 //   telemetry:               # telemetry/config.h: lens-telemetry
 //     forward: [https://vm:8428/api/v1/write]
@@ -48,12 +48,12 @@
 
 #include "agent/config.h"
 #include "api/config.h"
-#include "cluster/config.h"
+#include "controller/config.h"
 #include "core/config.h"
 #include "flow/config.h"
-#include "jobs/config.h"
 #include "lens/status.h"
 #include "multicluster/config.h"
+#include "scheduled/config.h"
 #include "store/config.h"
 #include "telemetry/config.h"
 #include "tuner/config.h"

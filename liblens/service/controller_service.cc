@@ -2,8 +2,8 @@
 // HTTP routes, from one options struct.
 #include "service/controller_service.h"
 
-#include "cluster/controller.h"
-#include "cluster/controller_metrics.h"
+#include "controller/controller.h"
+#include "controller/controller_metrics.h"
 #include "lens/store.h"
 #include "service/service_host.h"
 
@@ -85,7 +85,7 @@ struct ControllerService::Impl {
   ControllerServiceOptions options;
   std::unique_ptr<Store> store;
   std::unique_ptr<KubeClient> client;
-  std::unique_ptr<cluster::Controller> controller;
+  std::unique_ptr<controller::Controller> controller;
   std::unique_ptr<service::ServiceHost> host;  // stops before the rest goes
 };
 
@@ -110,22 +110,22 @@ StatusOr<std::unique_ptr<ControllerService>> ControllerService::Start(
                : UnavailableError("not synced with the API server yet");
   };
   host.metrics = [impl] {
-    return cluster::RenderControllerMetrics(impl->controller->Stats(),
-                                            impl->host->leader_transitions());
+    return controller::RenderControllerMetrics(
+        impl->controller->Stats(), impl->host->leader_transitions());
   };
   if (options.leader_election) {
     host.leader_client = s.client.get();
     host.leader = options.leader;
   }
   LENS_ASSIGN_OR_RETURN(s.host, service::ServiceHost::Create(std::move(host)));
-  cluster::ControllerOptions co;
+  controller::ControllerOptions co;
   co.gpu_resources = options.gpu_resources;
-  s.controller = std::make_unique<cluster::Controller>(
+  s.controller = std::make_unique<controller::Controller>(
       s.client.get(), s.store.get(), co,
       options.leader_election
           ? std::function<bool()>([impl] { return impl->host->Leading(); })
           : std::function<bool()>());
-  cluster::Controller* controller = s.controller.get();
+  controller::Controller* controller = s.controller.get();
   s.host->AddThread(
       "controller", [controller] { return controller->Run(); },
       [controller] { controller->Stop(); });

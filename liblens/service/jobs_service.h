@@ -18,9 +18,9 @@
 
 #include "container_events/container_events.h"
 #include "http/http.h"
-#include "jobs/jobs.h"
 #include "lens/kube.h"
 #include "lens/status.h"
+#include "scheduled/jobs.h"
 #include "service/config.h"
 
 namespace lens {

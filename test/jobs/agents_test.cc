@@ -1,6 +1,6 @@
 // The node agent's /report as lens-jobs reads it: the route of a real node
 // service on a fixture host decoded field by field, and what is refused.
-#include "jobs/agents.h"
+#include "scheduled/agents.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -10,7 +10,7 @@
 #include "http/http.h"
 #include "service/node_service.h"
 
-namespace lens::jobs {
+namespace lens::scheduled {
 namespace {
 
 const std::string kHosts = std::string(LENS_FIXTURES_DIR) + "/hosts/";
@@ -201,4 +201,4 @@ TEST(AgentPoolTest, NothingStartsPastTheDeadline) {
 }
 
 }  // namespace
-}  // namespace lens::jobs
+}  // namespace lens::scheduled

@@ -30,10 +30,10 @@
 #include "gpu/nvml/nvml_replay.h"
 #include "gpu/nvml/nvml_source.h"
 #include "http/http.h"
-#include "jobs/jobs.h"
 #include "lens/store.h"
 #include "loopback_traffic.h"
 #include "postgres_server.h"
+#include "scheduled/jobs.h"
 
 namespace lens::jobs_testing {
 

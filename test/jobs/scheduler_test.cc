@@ -1,4 +1,4 @@
-#include "jobs/scheduler.h"
+#include "scheduled/scheduler.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <thread>
 
-namespace lens::jobs {
+namespace lens::scheduled {
 namespace {
 
 using std::chrono::milliseconds;
@@ -151,4 +151,4 @@ TEST(SchedulerTest, AJobThatThrowsFailsWithoutTakingTheProcessDown) {
 }
 
 }  // namespace
-}  // namespace lens::jobs
+}  // namespace lens::scheduled

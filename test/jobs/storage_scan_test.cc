@@ -1,7 +1,7 @@
 // The storage scan against the in-process API server, with the CSI drivers
 // and PersistentVolumes of test/fixtures/kube/storage, and against real
 // mount points (statfs).
-#include "jobs/storage_scan.h"
+#include "scheduled/storage_scan.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -20,7 +20,7 @@
 #include "kube_api_server.h"
 #include "lens/kube.h"
 
-namespace lens::jobs {
+namespace lens::scheduled {
 namespace {
 
 using std::chrono::seconds;
@@ -343,4 +343,4 @@ TEST(StorageScanMountsTest, NothingToScanIsNoRows) {
 }
 
 }  // namespace
-}  // namespace lens::jobs
+}  // namespace lens::scheduled
