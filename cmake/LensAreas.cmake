@@ -9,9 +9,10 @@ set(LENS_AREA_USES_training core)
 set(LENS_AREA_USES_store core training)
 set(LENS_AREA_USES_gpu core)
 set(LENS_AREA_USES_rdma core)
-set(LENS_AREA_USES_node core)
+set(LENS_AREA_USES_host core)
+set(LENS_AREA_USES_kubelet core)
 set(LENS_AREA_USES_http core)
-set(LENS_AREA_USES_agent core gpu rdma node http)
+set(LENS_AREA_USES_agent core gpu rdma host kubelet http)
 set(LENS_AREA_USES_containers core gpu rdma http proto)
 set(LENS_AREA_USES_container_events core containers store http proto)
 set(LENS_AREA_USES_flow core http containers)
@@ -25,19 +26,19 @@ set(LENS_AREA_USES_insights core store training timeseries gpu rdma)
 set(LENS_AREA_USES_api core store http training timeseries insights)
 set(LENS_AREA_USES_tuner core)
 set(LENS_AREA_USES_multicluster core kube)
-set(LENS_AREA_USES_service core gpu rdma node http agent containers container_events flow store kube
+set(LENS_AREA_USES_service core gpu rdma host kubelet http agent containers container_events flow store kube
                            controller scheduled telemetry timeseries insights web api tuner
                            multicluster)
 # Not an area of liblens: what daemons/ may include besides the public API.
 set(LENS_AREA_USES_daemons core service)
-set(LENS_AREAS core training store gpu rdma node http agent containers container_events flow
+set(LENS_AREAS core training store gpu rdma host kubelet http agent containers container_events flow
                kube controller scheduled telemetry timeseries insights web api tuner multicluster service)
 
 # Public header (include/lens/<name>.h) -> the area that owns it.
 set(LENS_PUBLIC_HEADER_OWNERS
   amd_smi=gpu containers=containers export=core flow=flow flow_policy=flow gpu=gpu host=core
   insights=insights insights_health=insights insights_placement=insights
-  insights_stragglers=insights kube=kube log=core model=core node=node probe=agent rdma=rdma
+  insights_stragglers=insights kube=kube kubelet=kubelet log=core model=core node=host probe=agent rdma=rdma
   sample_history=store status=core store=store timeseries=timeseries training=training
   version=core)
 

@@ -4,6 +4,7 @@
 #include "agent/node_agent.h"
 #include "agent/worker.h"
 #include "gpu/pci_numa.h"
+#include "lens/kubelet.h"
 #include "lens/log.h"
 #include "lens/node.h"
 

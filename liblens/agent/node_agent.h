@@ -29,6 +29,7 @@
 #include "lens/amd_smi.h"
 #include "lens/gpu.h"
 #include "lens/host.h"
+#include "lens/kubelet.h"
 #include "lens/node.h"
 #include "lens/rdma.h"
 #include "lens/status.h"

@@ -7,7 +7,7 @@
 // The Kubernetes client, the PromQL source, remote write and lens-jobs'
 // node-agent reads all go through it; no other file includes curl. (The
 // kubelet client in the node area speaks HTTP/1.1 itself over OpenSSL so the
-// node agent needs nothing else; see node/kubelet_http.h.)
+// node agent needs nothing else; see kubelet/kubelet_http.h.)
 //
 // Errors name the method and the URL without credentials (RedactedUrl), and
 // never carry the token, the URL's user information or its query, even when

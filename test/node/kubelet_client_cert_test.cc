@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "agent/node_agent.h"
-#include "lens/node.h"
+#include "lens/kubelet.h"
 
 namespace lens {
 namespace {

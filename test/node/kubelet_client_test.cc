@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "lens/node.h"
+#include "lens/kubelet.h"
 
 namespace lens {
 namespace {

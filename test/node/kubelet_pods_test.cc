@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "lens/node.h"
+#include "lens/kubelet.h"
 
 namespace lens {
 namespace {

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "lens/node.h"
+#include "lens/kubelet.h"
 
 namespace lens {
 namespace {

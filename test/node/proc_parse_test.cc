@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-namespace lens::node {
+namespace lens::host {
 namespace {
 
 std::string HostFile(const std::string& host, const std::string& rel) {
@@ -131,4 +131,4 @@ TEST(ParseNvidiaDriverVersionTest, NoVersionGivesEmpty) {
 }
 
 }  // namespace
-}  // namespace lens::node
+}  // namespace lens::host

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "lens/node.h"
+#include "lens/kubelet.h"
 
 namespace lens {
 namespace {

@@ -2,7 +2,7 @@
 // OpenSSL on top for https (TLS 1.2+, the peer verified against ca_file or
 // the system CAs, its name or IP checked, SNI for names, an optional client
 // certificate for kubelets that authenticate clients by X.509).
-#include "node/kubelet_http.h"
+#include "kubelet/kubelet_http.h"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -21,7 +21,7 @@
 
 #include "core/kernel_file.h"
 
-namespace lens::node {
+namespace lens::kubelet {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -354,4 +354,4 @@ StatusOr<KubeletHttpResponse> HttpGet(const KubeletOptions& options,
   return response;
 }
 
-}  // namespace lens::node
+}  // namespace lens::kubelet

@@ -10,7 +10,7 @@
 #include <tuple>
 
 #include "core/json_reader.h"
-#include "lens/node.h"
+#include "lens/kubelet.h"
 
 namespace lens {
 namespace {

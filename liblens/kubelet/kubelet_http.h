@@ -2,8 +2,8 @@
 // socket, with TLS (OpenSSL, the library the HTTP server already uses) for
 // https URLs, server verification and an optional client certificate. No
 // libcurl: the node agent links nothing else for it (docs/performance.md).
-#ifndef LENS_NODE_KUBELET_HTTP_H_
-#define LENS_NODE_KUBELET_HTTP_H_
+#ifndef LENS_KUBELET_KUBELET_HTTP_H_
+#define LENS_KUBELET_KUBELET_HTTP_H_
 
 #include <chrono>
 #include <cstdint>
@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include "lens/node.h"
+#include "lens/kubelet.h"
 #include "lens/status.h"
 
-namespace lens::node {
+namespace lens::kubelet {
 
 // An http(s) URL split for a request.
 struct HttpUrl {
@@ -63,6 +63,6 @@ StatusOr<KubeletHttpResponse> HttpGet(const KubeletOptions& options,
                                       const std::string& url,
                                       const std::vector<std::string>& headers);
 
-}  // namespace lens::node
+}  // namespace lens::kubelet
 
-#endif  // LENS_NODE_KUBELET_HTTP_H_
+#endif  // LENS_KUBELET_KUBELET_HTTP_H_

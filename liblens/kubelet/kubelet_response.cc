@@ -7,9 +7,9 @@
 #include <charconv>
 #include <optional>
 
-#include "node/kubelet_http.h"
+#include "kubelet/kubelet_http.h"
 
-namespace lens::node {
+namespace lens::kubelet {
 namespace {
 
 constexpr size_t kMaxHeaderBytes = 64 * 1024;
@@ -234,4 +234,4 @@ StatusOr<KubeletHttpResponse> ReadHttpResponse(const ReadFn& read,
   }
 }
 
-}  // namespace lens::node
+}  // namespace lens::kubelet

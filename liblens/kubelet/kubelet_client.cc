@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "core/kernel_file.h"
-#include "lens/node.h"
+#include "kubelet/kubelet_http.h"
+#include "lens/kubelet.h"
 #include "lens/version.h"
-#include "node/kubelet_http.h"
 
 namespace lens {
 namespace {
@@ -74,7 +74,7 @@ StatusOr<std::string> MapResponse(int status, std::string body,
 Status KubeletOptions::Validate() const {
   if (url.empty()) return InvalidArgumentError("kubelet url is empty");
   LENS_RETURN_IF_ERROR(
-      node::ParseHttpUrl(url).status().WithContext("kubelet url"));
+      kubelet::ParseHttpUrl(url).status().WithContext("kubelet url"));
   if (timeout.count() <= 0) {
     return InvalidArgumentError("kubelet timeout must be > 0");
   }
@@ -85,7 +85,7 @@ Status KubeletOptions::Validate() const {
                                              : "only the certificate") +
         ")");
   }
-  return node::CheckTlsFiles(*this);
+  return kubelet::CheckTlsFiles(*this);
 }
 
 StatusOr<std::string> KubeletGet(const KubeletOptions& options,
@@ -114,8 +114,8 @@ StatusOr<std::string> KubeletGet(const KubeletOptions& options,
   std::vector<std::string> headers = {"Accept: application/json",
                                       "User-Agent: lens/" LENS_VERSION_STRING};
   if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
-  LENS_ASSIGN_OR_RETURN(node::KubeletHttpResponse response,
-                        node::HttpGet(options, url, headers));
+  LENS_ASSIGN_OR_RETURN(kubelet::KubeletHttpResponse response,
+                        kubelet::HttpGet(options, url, headers));
   return MapResponse(response.status, std::move(response.body), token, url);
 }
 

@@ -1,9 +1,9 @@
-#include "node/proc_parse.h"
+#include "host/proc_parse.h"
 
 #include <charconv>
 #include <set>
 
-namespace lens::node {
+namespace lens::host {
 namespace {
 
 std::string_view Trim(std::string_view s) {
@@ -171,4 +171,4 @@ std::string ParseNvidiaDriverVersion(std::string_view text) {
   return "";
 }
 
-}  // namespace lens::node
+}  // namespace lens::host

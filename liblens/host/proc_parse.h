@@ -2,8 +2,8 @@
 // whole file's text and never fails: what it does not recognise is left out
 // (nullopt / empty), because these formats vary by architecture and kernel
 // version (no "model name" on arm64, no MemAvailable before 3.14, ...).
-#ifndef LENS_NODE_PROC_PARSE_H_
-#define LENS_NODE_PROC_PARSE_H_
+#ifndef LENS_HOST_PROC_PARSE_H_
+#define LENS_HOST_PROC_PARSE_H_
 
 #include <cstdint>
 #include <map>
@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace lens::node {
+namespace lens::host {
 
 struct CpuInfo {
   std::string model;           // first "model name"
@@ -41,6 +41,6 @@ std::map<std::string, std::string> ParseOsRelease(std::string_view text);
 // x86_64  550.90.07  Release Build ..."): the version, "" when absent.
 std::string ParseNvidiaDriverVersion(std::string_view text);
 
-}  // namespace lens::node
+}  // namespace lens::host
 
-#endif  // LENS_NODE_PROC_PARSE_H_
+#endif  // LENS_HOST_PROC_PARSE_H_

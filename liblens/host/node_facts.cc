@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "core/kernel_file.h"
+#include "host/proc_parse.h"
 #include "lens/node.h"
-#include "node/proc_parse.h"
 
 namespace lens {
 namespace {
@@ -48,7 +48,7 @@ std::string ReadOsRelease(const HostRoots& roots) {
 }
 
 void ApplyOsRelease(const std::string& text, NodeFacts* facts) {
-  std::map<std::string, std::string> fields = node::ParseOsRelease(text);
+  std::map<std::string, std::string> fields = host::ParseOsRelease(text);
   auto get = [&](const char* key) {
     auto it = fields.find(key);
     return it == fields.end() ? std::string() : it->second;
@@ -68,11 +68,11 @@ Status ReadCpuAndMemory(const std::string& procfs, NodeFacts* facts) {
     return NotFoundError(procfs +
                          " has neither cpuinfo nor meminfo: not a procfs");
   }
-  node::CpuInfo cpu = node::ParseCpuInfo(cpuinfo);
+  host::CpuInfo cpu = host::ParseCpuInfo(cpuinfo);
   facts->cpu_model = cpu.model;
   facts->cpu_count = cpu.logical_cpus;
   facts->cpu_sockets = cpu.sockets;
-  node::MemInfo mem = node::ParseMemInfo(meminfo);
+  host::MemInfo mem = host::ParseMemInfo(meminfo);
   facts->memory_total_bytes = mem.total_bytes;
   facts->memory_available_bytes = mem.available_bytes;
   return OkStatus();
@@ -91,7 +91,7 @@ StatusOr<NodeFacts> ReadNodeFacts(const HostRoots& roots) {
   LENS_ASSIGN_OR_RETURN(facts.kernel_version,
                         ReadValueIfPresent(proc + "/sys/kernel/version"));
   LENS_ASSIGN_OR_RETURN(std::string uptime, ReadIfPresent(proc + "/uptime"));
-  facts.uptime_seconds = node::ParseUptime(uptime);
+  facts.uptime_seconds = host::ParseUptime(uptime);
   ApplyOsRelease(ReadOsRelease(roots), &facts);
   // Only amdgpu built out of tree (DKMS, ROCm's packages) has a version.
   LENS_ASSIGN_OR_RETURN(
@@ -99,7 +99,7 @@ StatusOr<NodeFacts> ReadNodeFacts(const HostRoots& roots) {
       ReadValueIfPresent(roots.sysfs + "/module/amdgpu/version"));
   LENS_ASSIGN_OR_RETURN(std::string nvidia,
                         ReadIfPresent(proc + "/driver/nvidia/version"));
-  facts.nvidia_driver_version = node::ParseNvidiaDriverVersion(nvidia);
+  facts.nvidia_driver_version = host::ParseNvidiaDriverVersion(nvidia);
   return facts;
 }
 
