@@ -157,8 +157,11 @@ class LENS_EXPORT ContainerTracker {
 };
 
 // JSON for one container as the node REST API (/pods) and `lens containers
-// --json` show it: identity, state, times (Unix seconds), privileged, devices
-// with their source. Never environment, mounts or the spec.
+// --json` show it, in the one shape every Lens surface writes a container
+// (the REST API's names: containerId, podUid, ..., devices[{kind, deviceKey,
+// bdf, source}]) with what the node knows first hand (runtimeNamespace, pid,
+// updatedAt, labels); times are Unix seconds with their microseconds. Never
+// environment, mounts or the spec.
 LENS_EXPORT std::string ContainerJson(const ContainerRecord& container);
 // `{"containers":[...]}`
 LENS_EXPORT std::string ContainersJson(

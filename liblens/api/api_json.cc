@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include "core/record_json.h"
+
 namespace lens::api {
 
 int64_t UnixSeconds(Timestamp at) {
@@ -157,39 +159,11 @@ void WriteDeviceChange(JsonWriter& w, const DeviceChangeRecord& c) {
   w.EndObject();
 }
 
-// No labels: a container's labels are whatever its image or pod set.
+// The one container shape (core/record_json.h) without what only its node
+// knows first hand (runtime namespace, pid, labels), times in whole seconds
+// as every time here.
 void WriteContainer(JsonWriter& w, const ContainerRecord& c) {
-  w.StartObject();
-  Str(w, "containerId", c.container_id);
-  Str(w, "name", c.container_name);
-  Str(w, "podUid", c.pod_uid);
-  Str(w, "podName", c.pod_name);
-  Str(w, "podNamespace", c.pod_namespace);
-  Str(w, "image", c.image);
-  Str(w, "state", ToString(c.state));
-  w.Key("privileged");
-  w.Bool(c.privileged);
-  w.Key("exitCode");
-  if (c.exit_code) {
-    w.Int(*c.exit_code);
-  } else {
-    w.Null();
-  }
-  Time(w, "createdAt", c.created_at);
-  Time(w, "startedAt", c.started_at);
-  Time(w, "finishedAt", c.finished_at);
-  w.Key("devices");
-  w.StartArray();
-  for (const ContainerDeviceRecord& d : c.devices) {
-    w.StartObject();
-    Str(w, "kind", ToString(d.kind));
-    Str(w, "deviceKey", d.device_key);
-    Str(w, "bdf", d.bdf);
-    Str(w, "source", d.source);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
+  WriteContainerJson(w, c, {.runtime_fields = false, .exact_times = false});
 }
 
 void WritePod(JsonWriter& w, const PodRecord& p) {

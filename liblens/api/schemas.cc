@@ -95,10 +95,11 @@ constexpr PropertySpec kDeviceChange[] = {
 };
 constexpr PropertySpec kContainer[] = {
     Str("containerId", "Container id"),
-    Str("name", "Container name"),
+    Str("node", "Node it runs on"),
     Str("podUid", "Pod uid"),
     Str("podName", "Pod name"),
     Str("podNamespace", "Pod namespace"),
+    Str("name", "Container name"),
     Str("image", "Image reference"),
     Str("state", "created, running, paused, exited or deleted"),
     Bool("privileged", "Runs privileged"),

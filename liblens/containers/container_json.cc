@@ -1,5 +1,6 @@
 // ContainerJson / ContainersJson / ContainersText: a container record as the
-// node REST API (/pods) and `lens containers` show it.
+// node REST API (/pods) and `lens containers` show it (the JSON is
+// core/record_json.h's, the one shape every surface writes).
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -11,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/record_json.h"
 #include "core/text.h"
 #include "lens/containers.h"
 
@@ -20,98 +22,8 @@ namespace {
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 // Records normally hold valid UTF-8 (the store sanitises what it writes),
-// but a record straight from containerd may not; JSON output must be valid.
+// but a record straight from containerd may not; the table is made of it.
 std::string Utf8(std::string_view s) { return ValidUtf8(s); }
-
-void String(Writer& w, std::string_view value) {
-  const std::string s = Utf8(value);
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-void Str(Writer& w, const char* key, std::string_view value) {
-  w.Key(key);
-  String(w, value);
-}
-
-// Exact decimal text, "1718900000.123456": a double would round the
-// microseconds of current times in its last digit.
-std::string UnixSeconds(Timestamp t) {
-  const int64_t us = t.time_since_epoch().count();
-  const uint64_t magnitude =
-      us < 0 ? 0 - static_cast<uint64_t>(us) : static_cast<uint64_t>(us);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%s%llu.%06llu", us < 0 ? "-" : "",
-                static_cast<unsigned long long>(magnitude / 1000000),
-                static_cast<unsigned long long>(magnitude % 1000000));
-  return buf;
-}
-
-void Time(Writer& w, const char* key, const std::optional<Timestamp>& t) {
-  w.Key(key);
-  if (!t) {
-    w.Null();
-    return;
-  }
-  const std::string text = UnixSeconds(*t);
-  w.RawValue(text.data(), text.size(), rapidjson::kNumberType);
-}
-
-void LabelsObject(Writer& w, const Labels& labels) {
-  w.Key("labels");
-  w.StartObject();
-  for (const auto& [key, value] : labels) {
-    const std::string k = Utf8(key);
-    w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
-    String(w, value);
-  }
-  w.EndObject();
-}
-
-void Devices(Writer& w, const std::vector<ContainerDeviceRecord>& devices) {
-  w.Key("devices");
-  w.StartArray();
-  for (const ContainerDeviceRecord& d : devices) {
-    w.StartObject();
-    Str(w, "kind", ToString(d.kind));
-    Str(w, "key", d.device_key);
-    Str(w, "bdf", d.bdf);
-    Str(w, "source", d.source);
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
-void ContainerObject(Writer& w, const ContainerRecord& c) {
-  w.StartObject();
-  Str(w, "id", c.container_id);
-  Str(w, "namespace", c.runtime_namespace);
-  w.Key("pod");
-  w.StartObject();
-  Str(w, "uid", c.pod_uid);
-  Str(w, "name", c.pod_name);
-  Str(w, "namespace", c.pod_namespace);
-  w.EndObject();
-  Str(w, "container", c.container_name);
-  Str(w, "image", c.image);
-  Str(w, "state", ToString(c.state));
-  w.Key("privileged");
-  w.Bool(c.privileged);
-  w.Key("pid");
-  w.Int64(c.pid);
-  w.Key("exitCode");
-  if (c.exit_code) {
-    w.Int(*c.exit_code);
-  } else {
-    w.Null();
-  }
-  Time(w, "createdAt", c.created_at);
-  Time(w, "startedAt", c.started_at);
-  Time(w, "finishedAt", c.finished_at);
-  Time(w, "updatedAt", c.updated_at);
-  LabelsObject(w, c.labels);
-  Devices(w, c.devices);
-  w.EndObject();
-}
 
 std::string Text(const rapidjson::StringBuffer& buf) {
   return std::string(buf.GetString(), buf.GetSize());
@@ -198,7 +110,7 @@ std::vector<std::string> Row(const ContainerRecord& c) {
 std::string ContainerJson(const ContainerRecord& container) {
   rapidjson::StringBuffer buf;
   Writer w(buf);
-  ContainerObject(w, container);
+  WriteContainerJson(w, container);
   return Text(buf);
 }
 
@@ -208,7 +120,7 @@ std::string ContainersJson(const std::vector<ContainerRecord>& containers) {
   w.StartObject();
   w.Key("containers");
   w.StartArray();
-  for (const ContainerRecord& c : containers) ContainerObject(w, c);
+  for (const ContainerRecord& c : containers) WriteContainerJson(w, c);
   w.EndArray();
   w.EndObject();
   return Text(buf);

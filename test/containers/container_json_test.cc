@@ -70,13 +70,12 @@ TEST(ContainerJsonTest, WritesIdentityStateTimesAndDevices) {
   const std::string text = ContainerJson(Running());
   const rapidjson::Document doc = Parse(text);
   ASSERT_TRUE(doc.IsObject());
-  EXPECT_EQ(Get(doc, "id"), Running().container_id);
-  EXPECT_EQ(Get(doc, "namespace"), "k8s.io");
-  ASSERT_TRUE(doc["pod"].IsObject());
-  EXPECT_EQ(Get(doc["pod"], "uid"), "0f5d7c2e-9b1a-4c3e-8d6f-2a7b9c1e4f60");
-  EXPECT_EQ(Get(doc["pod"], "name"), "llama3-70b-pretrain-worker-0");
-  EXPECT_EQ(Get(doc["pod"], "namespace"), "ml-training");
-  EXPECT_EQ(Get(doc, "container"), "pytorch");
+  EXPECT_EQ(Get(doc, "containerId"), Running().container_id);
+  EXPECT_EQ(Get(doc, "runtimeNamespace"), "k8s.io");
+  EXPECT_EQ(Get(doc, "podUid"), "0f5d7c2e-9b1a-4c3e-8d6f-2a7b9c1e4f60");
+  EXPECT_EQ(Get(doc, "podName"), "llama3-70b-pretrain-worker-0");
+  EXPECT_EQ(Get(doc, "podNamespace"), "ml-training");
+  EXPECT_EQ(Get(doc, "name"), "pytorch");
   EXPECT_EQ(Get(doc, "image"), Running().image);
   EXPECT_EQ(Get(doc, "state"), "running");
   EXPECT_FALSE(doc["privileged"].GetBool());
@@ -93,30 +92,34 @@ TEST(ContainerJsonTest, WritesIdentityStateTimesAndDevices) {
   ASSERT_TRUE(devices.IsArray());
   ASSERT_EQ(devices.Size(), 3u);
   EXPECT_EQ(Get(devices[0], "kind"), "gpu");
-  EXPECT_EQ(Get(devices[0], "key"), "692251001124");
+  EXPECT_EQ(Get(devices[0], "deviceKey"), "692251001124");
   EXPECT_EQ(Get(devices[0], "bdf"), "0000:11:00.0");
   EXPECT_EQ(Get(devices[0], "source"), "pod-resources");
   EXPECT_EQ(Get(devices[2], "kind"), "rdma");
-  EXPECT_EQ(Get(devices[2], "key"), "mlx5_0");
+  EXPECT_EQ(Get(devices[2], "deviceKey"), "mlx5_0");
 
-  // Nothing beyond the documented fields (no node, env, mounts or spec).
+  // Nothing beyond the documented fields (no env, mounts or spec): the one
+  // container shape (core/record_json.h), with what the node knows first
+  // hand at the end.
   std::vector<std::string> keys;
   for (const auto& m : doc.GetObject()) keys.push_back(m.name.GetString());
-  EXPECT_EQ(keys, (std::vector<std::string>{
-                      "id", "namespace", "pod", "container", "image", "state",
-                      "privileged", "pid", "exitCode", "createdAt", "startedAt",
-                      "finishedAt", "updatedAt", "labels", "devices"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{
+                "containerId", "node", "podUid", "podName", "podNamespace",
+                "name", "image", "state", "privileged", "exitCode", "createdAt",
+                "startedAt", "finishedAt", "devices", "runtimeNamespace", "pid",
+                "updatedAt", "labels"}));
 }
 
 TEST(ContainerJsonTest, TimesKeepEveryMicrosecond) {
   ContainerRecord c = Running();
   c.created_at = At(1718900000000001);
-  c.started_at = At(0);
+  c.started_at = At(0);    // the epoch: not known
   c.finished_at = At(-1);  // before the epoch: sign on the whole value
   const std::string text = ContainerJson(c);
   EXPECT_NE(text.find(R"("createdAt":1718900000.000001)"), std::string::npos)
       << text;
-  EXPECT_NE(text.find(R"("startedAt":0.000000)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("startedAt":null)"), std::string::npos) << text;
   EXPECT_NE(text.find(R"("finishedAt":-0.000001)"), std::string::npos) << text;
   Parse(text);
 }
@@ -144,7 +147,7 @@ TEST(ContainerJsonTest, CreatedContainerHasNullsWhereNothingHappenedYet) {
   EXPECT_TRUE(doc["labels"].IsObject());
   EXPECT_EQ(doc["labels"].MemberCount(), 0u);
   EXPECT_TRUE(doc["devices"].IsArray());
-  EXPECT_EQ(Get(doc["pod"], "uid"), "");
+  EXPECT_EQ(Get(doc, "podUid"), "");
 }
 
 TEST(ContainerJsonTest, PrivilegedContainerIsMarkedAndOwnsNoDevices) {
@@ -171,7 +174,7 @@ TEST(ContainerJsonTest, EscapesQuotesControlCharactersAndKeepsUnicode) {
       << text;
   const rapidjson::Document doc = Parse(text);
   EXPECT_EQ(Get(doc, "image"), c.image);
-  EXPECT_EQ(Get(doc, "container"), c.container_name);
+  EXPECT_EQ(Get(doc, "name"), c.container_name);
   EXPECT_EQ(Get(doc["labels"], "team"), "Forschung \xC3\xA4\xC3\xB6\xC3\xBC");
   EXPECT_EQ(Get(doc["labels"], "owner"), "山田");
   EXPECT_EQ(Get(doc["labels"], "quote"), "a\"b\\c");
@@ -183,7 +186,7 @@ TEST(ContainerJsonTest, InvalidUtf8BecomesReplacementCharacter) {
   c.pod_name = "worker-\xff\xfe";
   c.labels = {{"k\xc3", "v\xe6\x97"}};
   const rapidjson::Document doc = Parse(ContainerJson(c));  // validates UTF-8
-  EXPECT_EQ(Get(doc["pod"], "name"), "worker-\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(Get(doc, "podName"), "worker-\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_EQ(Get(doc["labels"], "k\xEF\xBF\xBD"), "v\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
@@ -192,7 +195,7 @@ TEST(ContainerJsonTest, ContainersJsonWrapsTheList) {
   const rapidjson::Document doc = Parse(ContainersJson({Running(), Running()}));
   ASSERT_TRUE(doc["containers"].IsArray());
   EXPECT_EQ(doc["containers"].Size(), 2u);
-  EXPECT_EQ(Get(doc["containers"][1], "container"), "pytorch");
+  EXPECT_EQ(Get(doc["containers"][1], "name"), "pytorch");
 }
 
 std::vector<std::string> Lines(const std::string& text) {

@@ -109,11 +109,11 @@ TEST_F(DockerNodeAgentTest, ServesPodsAndStreamsThemToTheStore) {
   ASSERT_FALSE(doc.HasParseError()) << res->body;
   const rapidjson::Value* found = nullptr;
   for (const auto& c : doc["data"]["containers"].GetArray()) {
-    if (std::string(c["id"].GetString()) == *id) found = &c;
+    if (std::string(c["containerId"].GetString()) == *id) found = &c;
   }
   ASSERT_NE(found, nullptr) << res->body;
-  EXPECT_STREQ((*found)["namespace"].GetString(), "moby");
-  EXPECT_STREQ((*found)["pod"]["name"].GetString(), "bert-0");
+  EXPECT_STREQ((*found)["runtimeNamespace"].GetString(), "moby");
+  EXPECT_STREQ((*found)["podName"].GetString(), "bert-0");
   EXPECT_STREQ((*found)["state"].GetString(), "running");
   ASSERT_EQ((*found)["devices"].Size(), 1u);
   EXPECT_STREQ((*found)["devices"][0]["bdf"].GetString(), "0000:0c:00.0");

@@ -107,10 +107,11 @@ TEST_F(NodeAgentPodsTest, ServesPodsWithDevicesAndStreamsThemToTheStore) {
   const auto& list = doc["data"]["containers"];
   const rapidjson::Value* found = nullptr;
   for (const auto& c : list.GetArray()) {
-    if (std::string(c["id"].GetString()) == "agent-pod-gpu") found = &c;
+    if (std::string(c["containerId"].GetString()) == "agent-pod-gpu")
+      found = &c;
   }
   ASSERT_NE(found, nullptr) << res->body;
-  EXPECT_STREQ((*found)["pod"]["name"].GetString(), "bert-0");
+  EXPECT_STREQ((*found)["podName"].GetString(), "bert-0");
   EXPECT_STREQ((*found)["state"].GetString(), "running");
   ASSERT_EQ((*found)["devices"].Size(), 1u)
       << "resolved against the first cycle's inventory";
