@@ -144,7 +144,7 @@ install: build
 # against the same Release binaries. As root. Not part of `make test` (the Release build alone is
 # several minutes on 2 cores).
 IMAGE_TARGETS := lens lens_proto lens_cli lens_platform lens_node_agent lens_netflow lens_jobs \
-                 lens_controller lens_telemetry_daemon lens_api_daemon lens_tuner_daemon \
+                 lens_controller_daemon lens_telemetry_daemon lens_api_daemon lens_tuner_daemon \
                  lens_multicluster_daemon manifests_test
 image:
 	@$(START); scripts/install-deps.sh --image; $(call DONE,deps (image))

@@ -1,7 +1,7 @@
 // The procfs / os-release parsers on the fixture hosts' files and on the
 // shapes those files take elsewhere (arm64 cpuinfo, NVIDIA's two module
 // flavours).
-#include "node/proc_parse.h"
+#include "host/proc_parse.h"
 
 #include <gtest/gtest.h>
 
