@@ -193,11 +193,13 @@ void BindPodQueries(py::class_<Store, std::unique_ptr<Store>>& cls) {
           [](Store& s, Opt ns, Opt kind, Opt status, Opt parent_uid,
              OptTime since, OptTime until, Opt sort, bool descending,
              int32_t page_num, int32_t page_size) {
-            WorkloadQuery q{
-                ns.value_or(""),      kind.value_or(""),
-                status.value_or(""),  parent_uid,
-                Range(since, until),  {sort.value_or(""), descending},
-                {page_num, page_size}};
+            WorkloadQuery q{.namespace_name = ns.value_or(""),
+                            .kind = kind.value_or(""),
+                            .status = status.value_or(""),
+                            .parent_uid = parent_uid,
+                            .created = Range(since, until),
+                            .sort = {sort.value_or(""), descending},
+                            .page = {page_num, page_size}};
             return PageDict(Call<Page<WorkloadRecord>>(
                 [&] { return s.pods().ListWorkloads(q); }));
           },
