@@ -183,14 +183,13 @@ NodeSnapshot AgentSnapshot(int n) {
     std::snprintf(bdf, sizeof bdf, "0000:%02x:00.0", 0x0c + 0x20 * r);
     d.bdf = bdf;
     d.numa_node = r / 2;
-    d.ports.push_back(
-        {.port = 1,
-         .state = "ACTIVE",
-         .phys_state = "LinkUp",
-         .link_layer = "InfiniBand",
-         .rate = "400 Gb/sec (4X NDR)",
-         .rate_gbps = 400.0,
-         .lid = static_cast<uint32_t>(n * kRdmaPerNode + r + 1)});
+    d.ports.push_back({.port = 1,
+                       .state = "ACTIVE",
+                       .phys_state = "LinkUp",
+                       .link_layer = "InfiniBand",
+                       .rate = "400 Gb/sec (4X NDR)",
+                       .rate_gbps = 400.0,
+                       .lid = static_cast<uint32_t>(n * kRdmaPerNode + r + 1)});
     s.rdma_devices.push_back(d);
   }
   return s;
