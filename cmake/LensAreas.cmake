@@ -67,6 +67,14 @@ function(_lens_include_area include out)
 endfunction()
 
 function(_lens_check_file file area)
+  # One way to write JSON: core/json.h's JsonWriter (its rules for strings and
+  # numbers hold for every document), never RapidJSON's writers.
+  file(STRINGS ${file} writers REGEX "^#include <rapidjson/(writer|prettywriter|stringbuffer)\\.h>")
+  if(writers)
+    file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${file})
+    message(FATAL_ERROR "${rel}: includes a RapidJSON writer; Lens writes JSON with "
+                        "JsonWriter (core/json.h)")
+  endif()
   file(STRINGS ${file} lines REGEX "^#include \"")
   set(allowed ${area} ${LENS_AREA_USES_${area}})
   foreach(line ${lines})

@@ -18,28 +18,31 @@ struct DbOptions {
 
 void Print(const SchemaStatus& s, bool json) {
   if (json) {
-    std::string out = "{\"backend\":";
-    AppendJsonString(s.backend, &out);
-    out += ",\"target\":";
-    AppendJsonString(s.target, &out);
-    out += ",\"current_version\":" + std::to_string(s.current_version) +
-           ",\"latest_version\":" + std::to_string(s.latest_version) +
-           ",\"migrations\":[";
-    for (size_t i = 0; i < s.migrations.size(); ++i) {
-      const MigrationInfo& m = s.migrations[i];
-      if (i) out += ',';
-      out += "{\"version\":" + std::to_string(m.version) + ",\"name\":";
-      AppendJsonString(m.name, &out);
-      out += std::string(",\"applied\":") + (m.applied ? "true" : "false");
+    JsonWriter w;
+    w.StartObject();
+    w.Member("backend", s.backend);
+    w.Member("target", s.target);
+    w.Member("current_version", s.current_version);
+    w.Member("latest_version", s.latest_version);
+    w.Key("migrations");
+    w.StartArray();
+    for (const MigrationInfo& m : s.migrations) {
+      w.StartObject();
+      w.Member("version", m.version);
+      w.Member("name", m.name);
+      w.Member("applied", m.applied);
       if (m.applied_at) {
-        out += ",\"applied_at\":" +
-               std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                  m.applied_at->time_since_epoch())
-                                  .count());
+        w.Member("applied_at",
+                 int64_t{std::chrono::duration_cast<std::chrono::seconds>(
+                             m.applied_at->time_since_epoch())
+                             .count()});
       }
-      out += '}';
+      w.EndObject();
     }
-    out += "]}\n";
+    w.EndArray();
+    w.EndObject();
+    std::string out = w.Take();
+    out += '\n';
     std::fputs(out.c_str(), stdout);
     return;
   }

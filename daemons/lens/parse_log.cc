@@ -140,12 +140,13 @@ class Printer {
  public:
   // `file` (empty: none) labels every row: a "file" key in JSON, a first column
   // in CSV. `summary` (may be null) receives everything printed.
-  Printer(Format format, std::string_view file, Out* out,
+  Printer(Format format, std::string_view file, Out* out, JsonWriter* json,
           TrainingSummaryBuilder* summary)
       : format_(format),
         json_label_(file.empty() ? "" : "\"file\":" + JsonQuoted(file) + ","),
         csv_label_(file.empty() ? "" : CsvField(file) + ","),
         out_(out),
+        json_(json),
         summary_(summary) {}
 
   void Add(const std::vector<IterationRecord>& records,
@@ -222,30 +223,35 @@ class Printer {
     }
   }
 
+  // One record: a line of its own in jsonl; in json, the next value of the
+  // document's "items" array, on a line of its own (whitespace JSON allows).
   template <typename T>
   void AppendJsonItem(const T& x, std::string* b) {
-    if (format_ == Format::kJson) b->append(first_item_ ? "\n" : ",\n");
-    first_item_ = false;
-    size_t start = b->size();
-    AppendJson(x, b);
-    if (!json_label_.empty())
-      b->insert(start + 1, json_label_);  // {"file":..,"type":..
-    if (format_ == Format::kJsonl) b->push_back('\n');
+    std::string& text = format_ == Format::kJson ? item_ : *b;
+    if (format_ == Format::kJson) item_.assign("\n");
+    const size_t start = text.size();
+    AppendJson(x, &text);
+    // The library renders the record; the file's name goes in as its first
+    // member: {"file":..,"type":..
+    if (!json_label_.empty()) text.insert(start + 1, json_label_);
+    if (format_ == Format::kJsonl) text.push_back('\n');
+    if (format_ == Format::kJson) json_->RawValue(item_);
   }
 
   Format format_;
   std::string json_label_, csv_label_;
   Out* out_;
+  JsonWriter* json_;  // the document of --format json, else null
   TrainingSummaryBuilder* summary_;
-  bool first_item_ = true;
+  std::string item_;  // one record's text for json_
 };
 
 // Parses one input; prints per-record output as it goes. Returns the error for
 // unreadable input.
 // `summary` (may be null) receives every record and event.
 Status ParseOne(const std::string& name, const Options& opt, bool label,
-                Out* out, StoreSink* sink, TrainingSummaryBuilder* summary,
-                TrainingParserStats* stats) {
+                Out* out, JsonWriter* json, StoreSink* sink,
+                TrainingSummaryBuilder* summary, TrainingParserStats* stats) {
   int fd = STDIN_FILENO;
   uint64_t total = 0;
   if (name != "-") {
@@ -288,7 +294,7 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
     return OkStatus();
   };
   TrainingLogParser parser;
-  Printer printer(opt.format, label ? name : "", out, summary);
+  Printer printer(opt.format, label ? name : "", out, json, summary);
   Progress progress(name, total);
   std::unique_ptr<char[]> buf(new char[1 << 20]);
   uint64_t done = 0;
@@ -315,15 +321,17 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
   return OkStatus();
 }
 
-void AppendStatsJson(const TrainingParserStats& s, std::string* b) {
-  b->append(
-      "{\"bytes\":" + std::to_string(s.bytes) + ",\"lines\":" +
-      std::to_string(s.lines) + ",\"records\":" + std::to_string(s.records) +
-      ",\"events\":" + std::to_string(s.events) +
-      ",\"duplicate_iterations\":" + std::to_string(s.duplicate_iterations) +
-      ",\"unparsed_candidates\":" + std::to_string(s.unparsed_candidates) +
-      ",\"oversized_lines\":" + std::to_string(s.oversized_lines) +
-      ",\"unparsed_example\":" + JsonQuoted(s.unparsed_example) + "}");
+void WriteStatsJson(const TrainingParserStats& s, JsonWriter* w) {
+  w->StartObject();
+  w->Member("bytes", uint64_t{s.bytes});
+  w->Member("lines", uint64_t{s.lines});
+  w->Member("records", uint64_t{s.records});
+  w->Member("events", uint64_t{s.events});
+  w->Member("duplicate_iterations", uint64_t{s.duplicate_iterations});
+  w->Member("unparsed_candidates", uint64_t{s.unparsed_candidates});
+  w->Member("oversized_lines", uint64_t{s.oversized_lines});
+  w->Member("unparsed_example", s.unparsed_example);
+  w->EndObject();
 }
 
 int Run(const Options& opt, ParseLogSinkOpener open_sink) {
@@ -357,49 +365,68 @@ int Run(const Options& opt, ParseLogSinkOpener open_sink) {
   if (opt.format == Format::kCsv)
     out.buf() = (label ? "file," : "") + CsvHeader();
   if (opt.format == Format::kTable) out.buf() = TableHeader();
-  if (opt.format == Format::kJson) out.buf() = "{\"inputs\":[";
-  bool first_input = true;
+  // --format json: one document, {"inputs":[{"file":..,"items":[..],
+  // "runs":[..],"runs_not_summarised":N,"stats":{..}},..]}, streamed through
+  // the output buffer as it is written.
+  JsonWriter json(&out.buf());
+  const bool whole = opt.format == Format::kJson;
+  if (whole) {
+    json.StartObject();
+    json.Key("inputs");
+    json.StartArray();
+  }
   for (const std::string& name : opt.files) {
     if (out.failed()) break;  // the output is gone: main says why
-    if (opt.format == Format::kJson) {
-      out.buf().append(first_input ? "\n" : ",\n");
-      out.buf().append("{\"file\":" + JsonQuoted(name) + ",\"items\":[");
+    if (whole) {
+      json.StartObject();
+      json.Member("file", name);
+      json.Key("items");
+      json.StartArray();
     }
     // Only the summary and json outputs print run summaries.
     std::optional<TrainingSummaryBuilder> summary;
-    if (opt.format == Format::kSummary || opt.format == Format::kJson)
-      summary.emplace();
+    if (opt.format == Format::kSummary || whole) summary.emplace();
     TrainingParserStats stats;
-    Status s = ParseOne(name, opt, label && opt.format != Format::kJson, &out,
-                        &sink, summary ? &*summary : nullptr, &stats);
+    Status s =
+        ParseOne(name, opt, label && !whole, &out, whole ? &json : nullptr,
+                 &sink, summary ? &*summary : nullptr, &stats);
     if (!s.ok()) {
       out.Flush();
       std::fprintf(stderr, "lens parse-log: %s\n", s.message().c_str());
       exit_code = 1;
-      if (opt.format == Format::kJson)
-        out.buf().append("],\"error\":" + JsonQuoted(s.message()) + "}");
-      first_input = false;
+      if (whole) {
+        json.EndArray();
+        json.Member("error", s.message());
+        json.EndObject();
+      }
       continue;
     }
     if (opt.format == Format::kSummary) {
       if (label) out.buf().append("== " + name + "\n");
       out.buf().append(
           FormatSummary(summary->Build(), stats, summary->dropped_runs()));
-    } else if (opt.format == Format::kJson) {
-      const std::vector<RunSummary> runs = summary->Build();
-      out.buf().append("\n],\"runs\":[");
-      for (size_t i = 0; i < runs.size(); ++i) {
-        if (i > 0) out.buf().push_back(',');
-        AppendJson(runs[i], &out.buf());
+    } else if (whole) {
+      json.EndArray();
+      json.Key("runs");
+      json.StartArray();
+      std::string run;
+      for (const RunSummary& r : summary->Build()) {
+        run.clear();
+        AppendJson(r, &run);
+        json.RawValue(run);
       }
-      out.buf().append("],\"runs_not_summarised\":" +
-                       std::to_string(summary->dropped_runs()) + ",\"stats\":");
-      AppendStatsJson(stats, &out.buf());
-      out.buf().push_back('}');
+      json.EndArray();
+      json.Member("runs_not_summarised", uint64_t{summary->dropped_runs()});
+      json.Key("stats");
+      WriteStatsJson(stats, &json);
+      json.EndObject();
     }
-    first_input = false;
   }
-  if (opt.format == Format::kJson) out.buf().append("\n]}\n");
+  if (whole) {
+    json.EndArray();
+    json.EndObject();
+    out.buf().push_back('\n');
+  }
   out.Flush();
   if (store) {
     std::fprintf(stderr,

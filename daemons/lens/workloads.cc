@@ -43,40 +43,34 @@ std::string Join(const std::set<std::string>& names, size_t max) {
   return out.empty() ? "-" : out;
 }
 
-void AppendJson(const WorkloadRecord& w, const std::vector<PodRecord>& pods,
-                std::string* out) {
-  auto field = [&](const char* key, const std::string& value) {
-    *out += '"';
-    *out += key;
-    *out += "\":";
-    AppendJsonString(value, out);
-    *out += ',';
-  };
-  *out += '{';
-  field("uid", w.uid);
-  field("api_version", w.api_version);
-  field("kind", w.kind);
-  field("namespace", w.namespace_name);
-  field("name", w.name);
-  field("status", w.status);
-  *out += "\"gpu_request\":" + std::to_string(w.gpu_request) +
-          ",\"created_at\":" + std::to_string(Seconds(w.created_at)) +
-          ",\"ended_at\":" +
-          (w.ended_at ? std::to_string(Seconds(*w.ended_at)) : "null") +
-          ",\"pods\":[";
-  for (size_t i = 0; i < pods.size(); ++i) {
-    const PodRecord& p = pods[i];
-    if (i) *out += ',';
-    *out += '{';
-    field("uid", p.uid);
-    field("name", p.name);
-    field("node", p.node);
-    field("phase", p.phase);
-    *out += "\"gpus\":" + std::to_string(p.gpu_allocated) +
-            ",\"restarts\":" + std::to_string(p.restarts) +
-            ",\"deleted\":" + (p.deleted ? "true" : "false") + '}';
+void WriteJson(const WorkloadRecord& w, const std::vector<PodRecord>& pods,
+               JsonWriter* out) {
+  out->StartObject();
+  out->Member("uid", w.uid);
+  out->Member("api_version", w.api_version);
+  out->Member("kind", w.kind);
+  out->Member("namespace", w.namespace_name);
+  out->Member("name", w.name);
+  out->Member("status", w.status);
+  out->Member("gpu_request", w.gpu_request);
+  out->Member("created_at", Seconds(w.created_at));
+  out->Key("ended_at");
+  w.ended_at ? out->Int64(Seconds(*w.ended_at)) : out->Null();
+  out->Key("pods");
+  out->StartArray();
+  for (const PodRecord& p : pods) {
+    out->StartObject();
+    out->Member("uid", p.uid);
+    out->Member("name", p.name);
+    out->Member("node", p.node);
+    out->Member("phase", p.phase);
+    out->Member("gpus", p.gpu_allocated);
+    out->Member("restarts", p.restarts);
+    out->Member("deleted", p.deleted);
+    out->EndObject();
   }
-  *out += "]}";
+  out->EndArray();
+  out->EndObject();
 }
 
 int Run(const WorkloadsOptions& opt) {
@@ -100,7 +94,9 @@ int Run(const WorkloadsOptions& opt) {
                  page.status().message().c_str());
     return 1;
   }
-  std::string out = opt.json ? "[" : "";
+  std::string out;
+  JsonWriter json(&out);
+  if (opt.json) json.StartArray();
   if (!opt.json) {
     char line[256];
     std::snprintf(line, sizeof line,
@@ -118,8 +114,7 @@ int Run(const WorkloadsOptions& opt) {
       return 1;
     }
     if (opt.json) {
-      if (i) out += ',';
-      AppendJson(w, *pods, &out);
+      WriteJson(w, *pods, &json);
       continue;
     }
     std::set<std::string> nodes;
@@ -151,7 +146,8 @@ int Run(const WorkloadsOptions& opt) {
     }
   }
   if (opt.json) {
-    out += "]\n";
+    json.EndArray();
+    out += '\n';
   } else if (page->total > static_cast<int64_t>(page->items.size())) {
     out += "(" + std::to_string(page->items.size()) + " of " +
            std::to_string(page->total) + "; --limit shows more)\n";

@@ -4,9 +4,6 @@
 #ifndef LENS_AGENT_JSON_FIELDS_H_
 #define LENS_AGENT_JSON_FIELDS_H_
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -14,6 +11,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "core/json.h"
 #include "core/text.h"
 #include "lens/gpu.h"
 #include "lens/node.h"
@@ -21,13 +19,9 @@
 
 namespace lens::agent {
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-// Sysfs and tool output are not always UTF-8: the JSON must be.
+// Sysfs and tool output are not always UTF-8: the writer repairs it.
 inline void StrField(JsonWriter& w, const char* key, std::string_view value) {
-  w.Key(key);
-  const std::string valid = ValidUtf8(value);
-  w.String(valid.data(), static_cast<rapidjson::SizeType>(valid.size()));
+  w.Member(key, value);
 }
 
 // Integers stay integers; anything scaled or floating is written as a double.
@@ -114,10 +108,6 @@ inline void NodeFactsFields(JsonWriter& w, const NodeFacts& f) {
   StrField(w, "amdgpu_driver_version", f.amdgpu_driver_version);
   StrField(w, "nvidia_driver_version", f.nvidia_driver_version);
   OptField(w, "uptime_seconds", f.uptime_seconds);
-}
-
-inline std::string JsonText(const rapidjson::StringBuffer& buf) {
-  return std::string(buf.GetString(), buf.GetSize());
 }
 
 }  // namespace lens::agent

@@ -1,28 +1,25 @@
 // ProbeHost and its JSON / text renderings.
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <cstdio>
 
 #include "agent/json_fields.h"
+#include "core/json.h"
 #include "lens/probe.h"
 
 namespace lens {
 namespace {
 
-using agent::JsonWriter;
-using Writer = JsonWriter;
 constexpr auto Str = agent::StrField;
 
-void Num(Writer& w, const char* key, const std::optional<double>& v) {
+void Num(JsonWriter& w, const char* key, const std::optional<double>& v) {
   agent::OptField(w, key, v);
 }
 template <typename T>
-void Int(Writer& w, const char* key, const std::optional<T>& v) {
+void Int(JsonWriter& w, const char* key, const std::optional<T>& v) {
   agent::OptField(w, key, v);
 }
 
-void GpuJson(Writer& w, const Gpu& g) {
+void GpuJson(JsonWriter& w, const Gpu& g) {
   const GpuInfo& i = g.info;
   const GpuSample& s = g.sample;
   w.StartObject();
@@ -65,7 +62,7 @@ void GpuJson(Writer& w, const Gpu& g) {
   w.EndObject();
 }
 
-void RdmaJson(Writer& w, const RdmaProbe& r) {
+void RdmaJson(JsonWriter& w, const RdmaProbe& r) {
   const RdmaDevice& d = r.device;
   w.StartObject();
   Str(w, "name", d.name);
@@ -107,7 +104,7 @@ void RdmaJson(Writer& w, const RdmaProbe& r) {
   w.EndObject();
 }
 
-void NodeJson(Writer& w, const NodeFacts& f) {
+void NodeJson(JsonWriter& w, const NodeFacts& f) {
   w.StartObject();
   agent::NodeFactsFields(w, f);
   w.EndObject();
@@ -172,8 +169,7 @@ StatusOr<ProbeReport> ProbeHost(const HostRoots& roots,
 }
 
 std::string ProbeReportJson(const ProbeReport& report) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
+  JsonWriter w;
   w.StartObject();
   w.Key("gpus");
   w.StartArray();
@@ -190,7 +186,7 @@ std::string ProbeReportJson(const ProbeReport& report) {
   for (const std::string& s : report.warnings) w.String(s.c_str());
   w.EndArray();
   w.EndObject();
-  return agent::JsonText(buf);
+  return w.Take();
 }
 
 std::string ProbeReportText(const ProbeReport& r) {

@@ -1,8 +1,5 @@
 #include "agent/rest.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <cstdio>
 
 #include "agent/json_fields.h"
@@ -13,7 +10,6 @@
 namespace lens::agent {
 namespace {
 
-using Writer = JsonWriter;
 constexpr auto Str = StrField;
 
 std::string Hex(uint16_t v) {
@@ -22,7 +18,7 @@ std::string Hex(uint16_t v) {
   return buf;
 }
 
-void GpuObject(Writer& w, const NodeSnapshot& s, const GpuInfo& g) {
+void GpuObject(JsonWriter& w, const NodeSnapshot& s, const GpuInfo& g) {
   w.StartObject();
   w.Key("gpu");
   w.Int(g.index);
@@ -50,7 +46,7 @@ void GpuObject(Writer& w, const NodeSnapshot& s, const GpuInfo& g) {
 }
 
 // The sample of GPU `i`, as /cardMetrics and /report give it.
-void SampleFields(Writer& w, const NodeSnapshot& s, size_t i) {
+void SampleFields(JsonWriter& w, const NodeSnapshot& s, size_t i) {
   const GpuSample& m = s.gpu_samples[i];
   OptField(w, "gpu_use_percent", m.utilization_ratio, 100);
   const std::optional<uint64_t> total =
@@ -77,7 +73,7 @@ void SampleFields(Writer& w, const NodeSnapshot& s, size_t i) {
 }
 
 // The ports of an RDMA device, as /rdma and /report give them.
-void PortsArray(Writer& w, const RdmaDevice& d) {
+void PortsArray(JsonWriter& w, const RdmaDevice& d) {
   w.Key("ports");
   w.StartArray();
   for (const RdmaPort& p : d.ports) {
@@ -107,17 +103,15 @@ void Respond(const NodeAgent& agent, std::string (*render)(const NodeSnapshot&),
 }  // namespace
 
 std::string GpusJson(const NodeSnapshot& s) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
+  JsonWriter w;
   w.StartArray();
   for (const GpuInfo& g : s.gpus) GpuObject(w, s, g);
   w.EndArray();
-  return JsonText(buf);
+  return w.Take();
 }
 
 std::string CardMetricsJson(const NodeSnapshot& s) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
+  JsonWriter w;
   w.StartArray();
   for (size_t i = 0; i < s.gpus.size() && i < s.gpu_samples.size(); ++i) {
     w.StartObject();
@@ -128,12 +122,11 @@ std::string CardMetricsJson(const NodeSnapshot& s) {
     w.EndObject();
   }
   w.EndArray();
-  return JsonText(buf);
+  return w.Take();
 }
 
 std::string DriMappingJson(const NodeSnapshot& s) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
+  JsonWriter w;
   w.StartObject();
   for (const DriMapping& d : s.dri) {
     if (d.card.empty()) continue;
@@ -150,12 +143,11 @@ std::string DriMappingJson(const NodeSnapshot& s) {
     w.EndObject();
   }
   w.EndObject();
-  return JsonText(buf);
+  return w.Take();
 }
 
 std::string RdmaJson(const NodeSnapshot& s) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
+  JsonWriter w;
   w.StartArray();
   for (size_t i = 0; i < s.rdma_devices.size(); ++i) {
     const RdmaDevice& d = s.rdma_devices[i];
@@ -169,12 +161,11 @@ std::string RdmaJson(const NodeSnapshot& s) {
     w.EndObject();
   }
   w.EndArray();
-  return JsonText(buf);
+  return w.Take();
 }
 
 std::string NodeJson(const NodeSnapshot& s) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
+  JsonWriter w;
   w.StartObject();
   Str(w, "node_name", s.node_name);
   if (s.facts) {
@@ -198,12 +189,11 @@ std::string NodeJson(const NodeSnapshot& s) {
   }
   w.EndArray();
   w.EndObject();
-  return JsonText(buf);
+  return w.Take();
 }
 
 std::string ReportJson(const NodeSnapshot& s) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
+  JsonWriter w;
   w.StartObject();
   Str(w, "node_name", s.node_name);
   w.Key("cycle");
@@ -244,7 +234,7 @@ std::string ReportJson(const NodeSnapshot& s) {
   }
   w.EndArray();
   w.EndObject();
-  return JsonText(buf);
+  return w.Take();
 }
 
 std::string GpuDriverVersion(const NodeSnapshot& s) {
@@ -295,9 +285,9 @@ void RegisterNodeRoutes(const NodeAgent& agent, HttpServer& server) {
           RespondError(404, "no GPU driver version known on this node", out);
           return;
         }
-        std::string data;
-        AppendJsonString(version, &data);
-        RespondData(data, out);
+        JsonWriter data;
+        data.String(version);
+        RespondData(data.str(), out);
       });
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/json_reader.h"
 #include "core/record_json.h"
 
 namespace lens::api {
@@ -54,7 +55,7 @@ void RedactUrls(rapidjson::Value& v, rapidjson::Document::AllocatorType& a) {
 
 void Str(JsonWriter& w, const char* key, std::string_view value) {
   w.Key(key);
-  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+  w.String(value);
 }
 
 void Int(JsonWriter& w, const char* key, int64_t value) {
@@ -229,7 +230,7 @@ void WriteIteration(JsonWriter& w, const IterationRecord& it) {
   w.StartObject();
   for (const IterationFieldInfo& f : IterationFields()) {
     if (it.Has(f.field)) {
-      w.Key(f.name.data(), static_cast<rapidjson::SizeType>(f.name.size()));
+      w.Key(f.name);
       const double v = *it.Get(f.field);
       std::isfinite(v) ? w.Double(v) : w.Null();
     }
@@ -264,7 +265,7 @@ void WriteStorage(JsonWriter& w, const StorageRecord& s) {
     w.Null();  // the store validates configs; never pass on a broken one
   } else {
     RedactUrls(config, config.GetAllocator());
-    config.Accept(w);
+    WriteJsonValue(config, &w);
   }
   Time(w, "updatedAt", s.updated_at);
   w.EndObject();

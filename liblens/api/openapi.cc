@@ -8,6 +8,7 @@
 #include "api/api_json.h"
 #include "api/routes.h"
 #include "api/schemas.h"
+#include "core/json.h"
 #include "lens/version.h"
 
 namespace lens::api {
@@ -75,8 +76,7 @@ void Parameters(JsonWriter& w, const RouteSpec& route) {
     Str(w, "type", "string");
     w.Key("enum");
     w.StartArray();
-    for (const SortKey& k : route.sort_keys)
-      w.String(k.name.data(), static_cast<rapidjson::SizeType>(k.name.size()));
+    for (const SortKey& k : route.sort_keys) w.String(k.name);
     w.EndArray();
     w.EndObject();
     w.EndObject();
@@ -245,14 +245,13 @@ void ObjectSchema(JsonWriter& w, std::string_view description,
   w.Key("properties");
   w.StartObject();
   for (const PropertySpec& p : properties) {
-    w.Key(p.name.data(), static_cast<rapidjson::SizeType>(p.name.size()));
+    w.Key(p.name);
     Property(w, p);
   }
   w.EndObject();
   w.Key("required");
   w.StartArray();
-  for (const PropertySpec& p : properties)
-    w.String(p.name.data(), static_cast<rapidjson::SizeType>(p.name.size()));
+  for (const PropertySpec& p : properties) w.String(p.name);
   w.EndArray();
   w.EndObject();
 }
@@ -275,8 +274,7 @@ void WriteSchemas(JsonWriter& w, std::span<const RouteSpec> routes) {
   w.Key("Envelope");
   ObjectSchema(w, "Every response but this document", kEnvelope);
   for (const SchemaSpec& schema : Schemas()) {
-    w.Key(schema.name.data(),
-          static_cast<rapidjson::SizeType>(schema.name.size()));
+    w.Key(schema.name);
     ObjectSchema(w, schema.description, schema.properties);
   }
   std::set<std::string_view> pages;
@@ -291,8 +289,7 @@ void WriteSchemas(JsonWriter& w, std::span<const RouteSpec> routes) {
         {"pageNum", JsonType::kInteger, "This page, from 1"},
         {"pageSize", JsonType::kInteger, "Items per page"},
     };
-    w.Key(route.schema.data(),
-          static_cast<rapidjson::SizeType>(route.schema.size()));
+    w.Key(route.schema);
     ObjectSchema(w, description, page);
   }
   w.EndObject();
@@ -302,8 +299,7 @@ void WriteSchemas(JsonWriter& w, std::span<const RouteSpec> routes) {
 
 std::string OpenApiJson(std::span<const RouteSpec> routes,
                         const ApiOptions& options) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
+  JsonWriter w;
   w.StartObject();
   Str(w, "openapi", "3.0.3");
   w.Key("info");
@@ -321,8 +317,7 @@ std::string OpenApiJson(std::span<const RouteSpec> routes,
   // Routes of one path are adjacent in the table.
   for (size_t i = 0; i < routes.size(); ++i) {
     if (i > 0 && routes[i].path == routes[i - 1].path) continue;
-    w.Key(routes[i].path.data(),
-          static_cast<rapidjson::SizeType>(routes[i].path.size()));
+    w.Key(routes[i].path);
     w.StartObject();
     for (size_t j = i; j < routes.size() && routes[j].path == routes[i].path;
          ++j) {
@@ -355,7 +350,7 @@ std::string OpenApiJson(std::span<const RouteSpec> routes,
   w.EndObject();
   w.EndArray();
   w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return w.Take();
 }
 
 }  // namespace lens::api

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "api/params.h"
+#include "core/json.h"
 
 namespace lens::api {
 namespace {
@@ -251,14 +252,12 @@ Status AddApiRoutes(Store* store, TimeSeriesSource* series,
         Status st = api::ResolveCluster(*ctx, req, &member, &other);
         const api::ApiContext& c = other ? *other : *ctx;
         if (st.ok()) st = api::CheckParams(c, route, req);
-        rapidjson::StringBuffer buffer;
-        api::JsonWriter w(buffer);
+        JsonWriter w;
         if (st.ok() && route.needs_series && c.series == nullptr)
           st = UnavailableError("no time series backend configured");
         if (st.ok()) st = route.handler(c, route, req, w);
         if (!st.ok()) return RespondStatus(st, out);
-        RespondData(std::string_view(buffer.GetString(), buffer.GetSize()),
-                    out);
+        RespondData(w.str(), out);
       };
     }
     if (api::IsPattern(route.path)) {

@@ -6,21 +6,17 @@
 #ifndef LENS_API_ROUTES_H_
 #define LENS_API_ROUTES_H_
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "api/api.h"
+#include "core/json.h"
 #include "http/http.h"
 #include "lens/status.h"
 #include "lens/store.h"
 
 namespace lens::api {
-
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 enum class ParamType : uint8_t { kString, kInteger, kBoolean, kTime };
 

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/json.h"
 #include "core/text.h"
 
 namespace lens::container_events {
@@ -20,16 +21,12 @@ std::optional<Timestamp> OptionalTime(int64_t us) {
 }
 
 std::string EventDetailJson(const lens::v1::ContainerState& state) {
-  std::string out = "{";
-  if (state.has_exit_code()) {
-    out += "\"exit_code\":" + std::to_string(state.exit_code());
-  }
-  if (state.oom_killed()) {
-    if (out.size() > 1) out += ',';
-    out += "\"oom_killed\":true";
-  }
-  out += '}';
-  return out;
+  JsonWriter w;
+  w.StartObject();
+  if (state.has_exit_code()) w.Member("exit_code", int64_t{state.exit_code()});
+  if (state.oom_killed()) w.Member("oom_killed", true);
+  w.EndObject();
+  return w.Take();
 }
 
 }  // namespace

@@ -1,8 +1,6 @@
 // ContainerJson / ContainersJson / ContainersText: a container record as the
 // node REST API (/pods) and `lens containers` show it (the JSON is
 // core/record_json.h's, the one shape every surface writes).
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -12,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/json.h"
 #include "core/record_json.h"
 #include "core/text.h"
 #include "lens/containers.h"
@@ -19,15 +18,9 @@
 namespace lens {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
 // Records normally hold valid UTF-8 (the store sanitises what it writes),
 // but a record straight from containerd may not; the table is made of it.
 std::string Utf8(std::string_view s) { return ValidUtf8(s); }
-
-std::string Text(const rapidjson::StringBuffer& buf) {
-  return std::string(buf.GetString(), buf.GetSize());
-}
 
 // ---- the terminal table ----------------------------------------------------
 
@@ -108,22 +101,20 @@ std::vector<std::string> Row(const ContainerRecord& c) {
 }  // namespace
 
 std::string ContainerJson(const ContainerRecord& container) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
+  JsonWriter w;
   WriteContainerJson(w, container);
-  return Text(buf);
+  return w.Take();
 }
 
 std::string ContainersJson(const std::vector<ContainerRecord>& containers) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
+  JsonWriter w;
   w.StartObject();
   w.Key("containers");
   w.StartArray();
   for (const ContainerRecord& c : containers) WriteContainerJson(w, c);
   w.EndArray();
   w.EndObject();
-  return Text(buf);
+  return w.Take();
 }
 
 std::string ContainersText(const std::vector<ContainerRecord>& containers) {

@@ -2,8 +2,6 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <cctype>
@@ -14,6 +12,7 @@
 
 #include "controller/kube_time.h"
 #include "controller/pod_requests.h"
+#include "core/json.h"
 #include "core/json_reader.h"
 #include "lens/log.h"
 
@@ -267,13 +266,9 @@ Status DecodeStatus(const Value& status, PodView* pod, StatusFacts* facts) {
   return OkStatus();
 }
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+void WriteString(JsonWriter& w, std::string_view s) { w.String(s); }
 
-void WriteString(Writer& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-void WriteContainers(Writer& w, const char* key,
+void WriteContainers(JsonWriter& w, const char* key,
                      std::vector<ContainerSnapshot>* list) {
   std::sort(
       list->begin(), list->end(),
@@ -317,8 +312,7 @@ void WriteContainers(Writer& w, const char* key,
 // The watched fields in a fixed order, lists sorted by name: the text
 // depends on the pod's state only.
 std::string Snapshot(const PodView& pod, StatusFacts* facts) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  JsonWriter w;
   w.StartObject();
   w.Key("phase");
   WriteString(w, pod.phase);
@@ -351,7 +345,7 @@ std::string Snapshot(const PodView& pod, StatusFacts* facts) {
   WriteContainers(w, "initContainers", &facts->containers[0]);
   WriteContainers(w, "containers", &facts->containers[1]);
   w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return w.Take();
 }
 
 // Everything after the pod's identity; errors are relative to the pod.

@@ -193,22 +193,17 @@ LogMessage::~LogMessage() {
                : kv.key;
   };
   if (opts.format == LogFormat::kJson) {
-    line.append("{\"ts\":\"")
-        .append(FormatLogTimestamp(now))
-        .append("\",\"level\":\"");
-    line.append(LogLevelName(level_)).append("\",\"msg\":");
-    AppendJsonString(msg, &line);
+    JsonWriter w(&line);
+    w.StartObject();
+    w.Member("ts", FormatLogTimestamp(now));
+    w.Member("level", LogLevelName(level_));
+    w.Member("msg", msg);
     for (const KeyValue& kv : fields_) {
-      line.push_back(',');
-      AppendJsonString(key_of(kv), &line);
-      line.push_back(':');
-      if (kv.kind == Kind::kRaw) {
-        line.append(kv.value);
-      } else {
-        AppendJsonString(kv.value, &line);
-      }
+      w.Key(key_of(kv));
+      // kRaw: a finite number's or a bool's text, made by Field().
+      kv.kind == Kind::kRaw ? w.RawValue(kv.value) : w.String(kv.value);
     }
-    line.push_back('}');
+    w.EndObject();
   } else {
     line.append(FormatLogTimestamp(now)).push_back(' ');
     line.append(UpperLevelName(level_)).push_back(' ');

@@ -63,15 +63,11 @@ constexpr std::array<std::pair<DeviceKind, std::string_view>, 3> kKinds = {{
 }  // namespace
 
 std::string LabelsToJson(const Labels& labels) {
-  std::string out = "{";
-  for (const auto& [key, value] : labels) {
-    if (out.size() > 1) out += ',';
-    AppendJsonString(key, &out);
-    out += ':';
-    AppendJsonString(value, &out);
-  }
-  out += '}';
-  return out;
+  JsonWriter w;
+  w.StartObject();
+  for (const auto& [key, value] : labels) w.Member(key, value);
+  w.EndObject();
+  return w.Take();
 }
 
 std::optional<Labels> LabelsFromJson(std::string_view json) {

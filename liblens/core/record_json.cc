@@ -7,21 +7,14 @@
 #include <string>
 #include <string_view>
 
+#include "core/json.h"
 #include "core/text.h"
 
 namespace lens {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void String(Writer& w, std::string_view value) {
-  const std::string s = ValidUtf8(value);
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-void Str(Writer& w, const char* key, std::string_view value) {
-  w.Key(key);
-  String(w, value);
+void Str(JsonWriter& w, const char* key, std::string_view value) {
+  w.Member(key, value);
 }
 
 // Exact decimal text, "1718900000.123456": a double would round the
@@ -37,14 +30,13 @@ std::string ExactSeconds(Timestamp t) {
   return buf;
 }
 
-void Time(Writer& w, const char* key, const std::optional<Timestamp>& t,
+void Time(JsonWriter& w, const char* key, const std::optional<Timestamp>& t,
           bool exact) {
   w.Key(key);
   if (!t || t->time_since_epoch().count() == 0) {
     w.Null();
   } else if (exact) {
-    const std::string text = ExactSeconds(*t);
-    w.RawValue(text.data(), text.size(), rapidjson::kNumberType);
+    w.RawValue(ExactSeconds(*t));
   } else {
     w.Int64(std::chrono::floor<std::chrono::seconds>(t->time_since_epoch())
                 .count());
@@ -53,7 +45,7 @@ void Time(Writer& w, const char* key, const std::optional<Timestamp>& t,
 
 }  // namespace
 
-void WriteContainerJson(Writer& w, const ContainerRecord& c,
+void WriteContainerJson(JsonWriter& w, const ContainerRecord& c,
                         const ContainerJsonOptions& options) {
   const bool exact = options.exact_times;
   w.StartObject();
@@ -94,11 +86,7 @@ void WriteContainerJson(Writer& w, const ContainerRecord& c,
     Time(w, "updatedAt", c.updated_at, exact);
     w.Key("labels");
     w.StartObject();
-    for (const auto& [key, value] : c.labels) {
-      const std::string k = ValidUtf8(key);
-      w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
-      String(w, value);
-    }
+    for (const auto& [key, value] : c.labels) w.Member(key, value);
     w.EndObject();
   }
   w.EndObject();

@@ -19,9 +19,7 @@
 #ifndef LENS_CORE_RECORD_JSON_H_
 #define LENS_CORE_RECORD_JSON_H_
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
+#include "core/json.h"
 #include "lens/model.h"
 
 namespace lens {
@@ -38,8 +36,7 @@ struct ContainerJsonOptions {
 // Writes `c` as one JSON object. Text that is not valid UTF-8 (a record
 // straight from a runtime may hold some) is written with U+FFFD in place
 // of the bad bytes, so the output is always valid JSON.
-void WriteContainerJson(rapidjson::Writer<rapidjson::StringBuffer>& w,
-                        const ContainerRecord& c,
+void WriteContainerJson(JsonWriter& w, const ContainerRecord& c,
                         const ContainerJsonOptions& options = {});
 
 }  // namespace lens

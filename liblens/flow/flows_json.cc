@@ -1,23 +1,20 @@
 // FlowsJson: the `lens flows --json` / lens.watch_flows / GET /flows shape.
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
+#include "core/json.h"
 #include "core/text.h"
 #include "lens/flow.h"
 
 namespace lens {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void Str(Writer& w, const char* key, std::string_view value) {
+void Str(JsonWriter& w, const char* key, std::string_view value) {
   std::string s(value);
   SanitizeUtf8(&s);  // comm is whatever the process named itself
   w.Key(key);
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  w.String(s);
 }
 
-void U64(Writer& w, const char* key, uint64_t value) {
+void U64(JsonWriter& w, const char* key, uint64_t value) {
   w.Key(key);
   w.Uint64(value);
 }
@@ -34,7 +31,7 @@ std::string_view RoleName(FlowRole role) {
   return "unknown";
 }
 
-void FlowObject(Writer& w, const TcpFlow& f) {
+void FlowObject(JsonWriter& w, const TcpFlow& f) {
   w.StartObject();
   Str(w, "saddr", f.saddr.Unmapped().ToString());
   U64(w, "sport", f.sport);
@@ -78,15 +75,14 @@ void FlowObject(Writer& w, const TcpFlow& f) {
 }  // namespace
 
 std::string FlowsJson(const std::vector<TcpFlow>& flows) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
+  JsonWriter w;
   w.StartObject();
   w.Key("flows");
   w.StartArray();
   for (const TcpFlow& f : flows) FlowObject(w, f);
   w.EndArray();
   w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  return w.Take();
 }
 
 }  // namespace lens

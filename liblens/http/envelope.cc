@@ -71,24 +71,36 @@ Status HttpServerOptions::Validate() const {
   return OkStatus();
 }
 
+// The envelope every Lens REST answer has: {"code":..,"data":..,"message":..}.
+// The data is spliced in as rendered, never parsed and written again.
 void RespondData(std::string_view data_json, HttpResponse* out) {
   out->status = 200;
   out->content_type = "application/json";
   out->body.clear();
   out->body.reserve(data_json.size() + 40);
-  out->body += "{\"code\":0,\"data\":";
-  out->body += data_json.empty() ? "null" : data_json;
-  out->body += ",\"message\":\"success\"}\n";
+  JsonWriter w(&out->body);
+  w.StartObject();
+  w.Member("code", 0);
+  w.Key("data");
+  w.RawValue(data_json.empty() ? std::string_view("null") : data_json);
+  w.Member("message", "success");
+  w.EndObject();
+  out->body.push_back('\n');
 }
 
 void RespondError(int http_status, std::string_view message,
                   HttpResponse* out) {
   out->status = http_status;
   out->content_type = "application/json";
-  out->body = "{\"code\":" + std::to_string(http_status) +
-              ",\"data\":null,\"message\":";
-  AppendJsonString(message, &out->body);
-  out->body += "}\n";
+  out->body.clear();
+  JsonWriter w(&out->body);
+  w.StartObject();
+  w.Member("code", http_status);
+  w.Key("data");
+  w.Null();
+  w.Member("message", message);
+  w.EndObject();
+  out->body.push_back('\n');
 }
 
 void RespondStatus(const Status& status, HttpResponse* out) {

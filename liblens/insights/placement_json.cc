@@ -1,44 +1,40 @@
 // PlacementJson: the node's GET /placement answer (docs/insights.md).
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
+#include "core/json.h"
 #include "lens/insights_placement.h"
 
 namespace lens {
 namespace {
 
-using PlacementWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void PlacementStr(PlacementWriter& w, const char* key, std::string_view v) {
+void PlacementStr(JsonWriter& w, const char* key, std::string_view v) {
   w.Key(key);
-  w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  w.String(v);
 }
 
-void PlacementNuma(PlacementWriter& w, const char* key,
+void PlacementNuma(JsonWriter& w, const char* key,
                    const std::optional<int>& v) {
   w.Key(key);
   v ? w.Int(*v) : w.Null();
 }
 
-void PlacementInts(PlacementWriter& w, const char* key,
-                   const std::vector<int>& v) {
+void PlacementInts(JsonWriter& w, const char* key, const std::vector<int>& v) {
   w.Key(key);
   w.StartArray();
   for (int x : v) w.Int(x);
   w.EndArray();
 }
 
-void PlacementStrings(PlacementWriter& w, const char* key,
+void PlacementStrings(JsonWriter& w, const char* key,
                       const std::vector<std::string>& v) {
   w.Key(key);
   w.StartArray();
   for (const std::string& s : v) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+    w.String(s);
   }
   w.EndArray();
 }
 
-void PlacementDevice(PlacementWriter& w, const PlacedDevice& d) {
+void PlacementDevice(JsonWriter& w, const PlacedDevice& d) {
   w.StartObject();
   PlacementStr(w, "kind", ToString(d.kind));
   PlacementStr(w, "key", d.device_key);
@@ -67,8 +63,7 @@ void PlacementDevice(PlacementWriter& w, const PlacedDevice& d) {
 }  // namespace
 
 std::string PlacementJson(std::span<const PodPlacement> pods) {
-  rapidjson::StringBuffer buf;
-  PlacementWriter w(buf);
+  JsonWriter w;
   w.StartObject();
   w.Key("pods");
   w.StartArray();
@@ -125,7 +120,7 @@ std::string PlacementJson(std::span<const PodPlacement> pods) {
   }
   w.EndArray();
   w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  return w.Take();
 }
 
 }  // namespace lens

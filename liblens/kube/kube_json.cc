@@ -1,8 +1,6 @@
 #include "kube/kube_json.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
+#include "core/json.h"
 #include "core/json_reader.h"
 
 namespace lens {
@@ -49,10 +47,9 @@ KubeStatusInfo ParseKubeStatus(std::string_view body) {
 }
 
 std::string KubeJsonText(const rapidjson::Value& object) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  object.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
+  JsonWriter writer;
+  WriteJsonValue(object, &writer);
+  return writer.Take();
 }
 
 Status DecodeKubeMeta(const rapidjson::Value& object, KubeObject* out) {

@@ -5,8 +5,6 @@
 // make two leaders. Every write carries the resourceVersion read, so of two
 // replicas racing for a free lease exactly one succeeds (the other gets 409).
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +16,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/json.h"
 #include "core/json_reader.h"
 #include "lens/kube.h"
 #include "lens/log.h"
@@ -96,8 +95,7 @@ StatusOr<LeaseRecord> ParseLease(const std::string& body) {
 }
 
 std::string LeaseJson(const KubeLeaderOptions& o, const LeaseRecord& r) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  JsonWriter w;
   w.StartObject();
   w.Key("apiVersion");
   w.String("coordination.k8s.io/v1");
@@ -128,7 +126,7 @@ std::string LeaseJson(const KubeLeaderOptions& o, const LeaseRecord& r) {
   w.Int64(r.transitions);
   w.EndObject();
   w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return w.Take();
 }
 
 }  // namespace

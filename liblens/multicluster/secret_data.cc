@@ -3,11 +3,10 @@
 #include "multicluster/secret_data.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <cstdint>
 
+#include "core/json.h"
 #include "core/text.h"
 #include "multicluster/multicluster.h"
 
@@ -18,11 +17,8 @@ std::string SecretJson(std::string_view namespace_name, std::string_view name,
                        const std::map<std::string, std::string>& labels,
                        const std::map<std::string, std::string>& data,
                        std::string_view resource_version) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  auto str = [&w](std::string_view s) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  };
+  JsonWriter w;
+  auto str = [&w](std::string_view s) { w.String(s); };
   w.StartObject();
   str("apiVersion");
   str("v1");
@@ -56,7 +52,7 @@ std::string SecretJson(std::string_view namespace_name, std::string_view name,
   }
   w.EndObject();
   w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  return w.Take();
 }
 
 std::string ResourceVersionOf(std::string_view object_json) {

@@ -1,8 +1,7 @@
 // The jobs' scheduler wiring, /jobs, the store reads they share, and the
 // storage scan's write.
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
+#include "core/json.h"
 #include "scheduled/jobs_impl.h"
 #include "scheduled/storage_scan.h"
 
@@ -184,8 +183,7 @@ Status JobsImpl::RunStorageScan(SteadyTime deadline) {
 }
 
 std::string JobsImpl::StatusJson() const {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  JsonWriter w;
   auto seconds =
       [&w](const std::optional<std::chrono::system_clock::time_point>& t) {
         if (!t) {
@@ -224,7 +222,7 @@ std::string JobsImpl::StatusJson() const {
     w.EndObject();
   }
   w.EndArray();
-  return std::string(buf.GetString(), buf.GetSize());
+  return w.Take();
 }
 
 }  // namespace scheduled

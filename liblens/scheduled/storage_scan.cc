@@ -3,8 +3,6 @@
 #include "scheduled/storage_scan.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <sys/statvfs.h>
 
 #include <cctype>
@@ -19,12 +17,11 @@
 #include <utility>
 
 #include "controller/pod_model.h"
+#include "core/json.h"
 #include "core/json_reader.h"
 
 namespace lens::scheduled {
 namespace {
-
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 constexpr int kPageSize = 500;
 // More objects than any real cluster has: a server (or proxy) that keeps
@@ -171,19 +168,17 @@ Status AddVolume(const rapidjson::Value& pv,
 }
 
 StorageRecord Row(std::string name, std::string kind, std::string status,
-                  const rapidjson::StringBuffer& config, Timestamp now) {
-  return StorageRecord{
-      .name = std::move(name),
-      .kind = std::move(kind),
-      .status = std::move(status),
-      .config_json = std::string(config.GetString(), config.GetSize()),
-      .updated_at = now};
+                  std::string config, Timestamp now) {
+  return StorageRecord{.name = std::move(name),
+                       .kind = std::move(kind),
+                       .status = std::move(status),
+                       .config_json = std::move(config),
+                       .updated_at = now};
 }
 
 StorageRecord ClassRow(const std::string& name, const ClassStats& c,
                        Timestamp now) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
+  JsonWriter w;
   w.StartObject();
   w.Key("volumes");
   w.Int64(c.volumes);
@@ -195,46 +190,43 @@ StorageRecord ClassRow(const std::string& name, const ClassStats& c,
     w.Key("nfs_servers");
     w.StartArray();
     for (const std::string& s : c.nfs_servers) {
-      w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+      w.String(s);
     }
     w.EndArray();
   }
   w.EndObject();
   return Row("class:" + name, c.kind, c.failed ? "Degraded" : "Available",
-             buffer, now);
+             w.Take(), now);
 }
 
 StorageRecord CsiDriverRow(const std::string& name,
                            const rapidjson::Value& driver, int64_t volumes,
                            Timestamp now) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
+  JsonWriter w;
   w.StartObject();
   const rapidjson::Value* spec = ObjectAt(&driver, "spec");
   for (const char* key : kCsiDriverFields) {
     const rapidjson::Value* v = spec ? JsonMember(*spec, key) : nullptr;
     if (!v || !IsPlain(*v)) continue;
     w.Key(key);
-    v->Accept(w);
+    WriteJsonValue(*v, &w);
   }
   w.Key("volumes");
   w.Int64(volumes);
   w.EndObject();
-  return Row("csi:" + name, "csi", "Available", buffer, now);
+  return Row("csi:" + name, "csi", "Available", w.Take(), now);
 }
 
 StorageRecord MountRow(const StorageMount& mount, Timestamp now) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
+  JsonWriter w;
   w.StartObject();
   w.Key("path");
-  w.String(mount.path.data(),
-           static_cast<rapidjson::SizeType>(mount.path.size()));
+  w.String(mount.path);
   struct statvfs fs {};
   if (::statvfs(mount.path.c_str(), &fs) != 0) {
     const std::string why = std::strerror(errno);
     w.EndObject();
-    return Row(mount.name, mount.kind, "Unavailable: " + why, buffer, now);
+    return Row(mount.name, mount.kind, "Unavailable: " + why, w.Take(), now);
   }
   const uint64_t block = fs.f_frsize ? fs.f_frsize : fs.f_bsize;
   w.Key("capacity_bytes");
@@ -244,7 +236,7 @@ StorageRecord MountRow(const StorageMount& mount, Timestamp now) {
   w.Key("available_bytes");
   w.Uint64(fs.f_bavail * block);
   w.EndObject();
-  return Row(mount.name, mount.kind, "Healthy", buffer, now);
+  return Row(mount.name, mount.kind, "Healthy", w.Take(), now);
 }
 
 // The CSI driver and storage class rows.

@@ -1,29 +1,25 @@
 // NodeDeviceHealth: the tracker fed from the agent, its metrics and JSON.
 #include "service/node_health.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <map>
 
+#include "core/json.h"
 #include "core/metric_writer.h"
 #include "lens/log.h"
 
 namespace lens::service {
 namespace {
 
-using HealthWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
 double HealthUnix(Timestamp t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
-void HealthKey(HealthWriter& w, const char* key, std::string_view v) {
+void HealthKey(JsonWriter& w, const char* key, std::string_view v) {
   w.Key(key);
-  w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  w.String(v);
 }
 
-void HealthDevice(HealthWriter& w, const HealthDeviceRef& d) {
+void HealthDevice(JsonWriter& w, const HealthDeviceRef& d) {
   HealthKey(w, "kind", HealthDeviceKindName(d.kind));
   HealthKey(w, "id", d.id);
   HealthKey(w, "device", d.device);
@@ -31,7 +27,7 @@ void HealthDevice(HealthWriter& w, const HealthDeviceRef& d) {
   w.Int(d.port);
 }
 
-void HealthCause(HealthWriter& w, const HealthEvidence& e) {
+void HealthCause(JsonWriter& w, const HealthEvidence& e) {
   w.StartObject();
   HealthKey(w, "signal", HealthSignalName(e.signal));
   HealthKey(w, "severity", DeviceHealthName(e.severity));
@@ -120,8 +116,7 @@ void NodeDeviceHealth::RenderMetrics(std::string* out) const {
 
 std::string NodeDeviceHealth::Json(std::optional<uint64_t> after) const {
   std::lock_guard lock(mu_);
-  rapidjson::StringBuffer buf;
-  HealthWriter w(buf);
+  JsonWriter w;
   w.StartObject();
   w.Key("devices");
   w.StartArray();
@@ -164,7 +159,7 @@ std::string NodeDeviceHealth::Json(std::optional<uint64_t> after) const {
   }
   w.EndArray();
   w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  return w.Take();
 }
 
 void RenderPlacementMetrics(const HostRoots& roots,

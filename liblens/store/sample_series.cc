@@ -61,19 +61,18 @@ Status SeriesLabels(std::string_view where,
   }
   std::sort(sorted.begin(), sorted.end(),
             [](const auto* a, const auto* b) { return a->first < b->first; });
-  json->assign("{");
+  json->clear();
+  JsonWriter w(json);  // sanitises, as the store does
+  w.StartObject();
   for (size_t i = 0; i < sorted.size(); ++i) {
     if (i > 0 && sorted[i]->first == sorted[i - 1]->first) {
       return bad("label '" + ValidUtf8(sorted[i]->first.substr(0, 64)) +
                  "' appears twice");
     }
-    if (i > 0) *json += ',';
-    AppendJsonString(sorted[i]->first, json);  // sanitises, as the store does
-    *json += ':';
-    AppendJsonString(sorted[i]->second, json);
+    w.Member(sorted[i]->first, sorted[i]->second);
     if (json->size() > kMaxSeriesLabelsBytes) break;
   }
-  *json += '}';
+  w.EndObject();
   if (json->size() > kMaxSeriesLabelsBytes) {
     return bad("more than " + std::to_string(kMaxSeriesLabelsBytes) +
                " bytes as JSON");

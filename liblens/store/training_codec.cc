@@ -12,61 +12,29 @@
 #include "store/text.h"
 
 namespace lens::store {
-namespace {
-
-// Appends a number; non-finite values become the strings "nan", "inf",
-// "-inf" (JSON has no such numbers; docs/storage.md).
-void AppendNumber(double v, std::string* out) {
-  AppendDouble(v, NonFinite::kJsonString, out);
-}
-
-}  // namespace
-
-// All fields of a record as one JSON object (the `fields` column).
+// All fields of a record as one JSON object (the `fields` column). Non-finite
+// values are the strings "nan", "inf", "-inf" (JSON has no such numbers;
+// docs/storage.md).
 std::string FieldsJson(const IterationRecord& r) {
-  std::string out = "{";
-  auto key = [&](std::string_view k) {
-    if (out.size() > 1) out += ',';
-    AppendJsonString(k, &out);
-    out += ':';
-  };
-  // Known field names are plain ASCII: their quoted keys are built once.
-  static const std::vector<std::string> kQuoted = [] {
-    std::vector<std::string> q;
-    for (const IterationFieldInfo& info : IterationFields()) {
-      q.push_back("\"" + std::string(info.name) + "\":");
-    }
-    return q;
-  }();
+  std::string out;
   out.reserve(256);
-  size_t i = 0;
+  JsonWriter w(&out, {.non_finite_as_strings = true});
+  w.StartObject();
   for (const IterationFieldInfo& info : IterationFields()) {
-    if (auto v = r.Get(info.field)) {
-      if (out.size() > 1) out += ',';
-      out += kQuoted[i];
-      AppendNumber(*v, &out);
-    }
-    ++i;
+    if (auto v = r.Get(info.field)) w.Member(info.name, *v);
   }
-  for (const auto& [k, v] : r.extra) {
-    key(k);
-    AppendNumber(v, &out);
-  }
-  out += '}';
+  for (const auto& [k, v] : r.extra) w.Member(k, v);
+  w.EndObject();
   return out;
 }
 
 std::string ExtraJson(
     const std::vector<std::pair<std::string, double>>& extra) {
-  std::string out = "{";
-  for (const auto& [k, v] : extra) {
-    if (out.size() > 1) out += ',';
-    AppendJsonString(k, &out);
-    out += ':';
-    AppendNumber(v, &out);
-  }
-  out += '}';
-  return out;
+  JsonWriter w({.non_finite_as_strings = true});
+  w.StartObject();
+  for (const auto& [k, v] : extra) w.Member(k, v);
+  w.EndObject();
+  return w.Take();
 }
 
 // Calls `f(name, value)` for each member of a JSON object whose value is a

@@ -13,67 +13,59 @@ double Seconds(Timestamp t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
-void AppendKv(std::string_view key, std::string_view value, std::string* out) {
-  AppendJsonString(key, out);
-  out->push_back(':');
-  AppendJsonString(value, out);
-}
-
-void AppendHoldings(const std::vector<Holding>& holdings, std::string* out) {
-  out->append("\"holdings\":[");
-  bool first = true;
+void WriteHoldings(const std::vector<Holding>& holdings, JsonWriter* w) {
+  w->Key("holdings");
+  w->StartArray();
   for (const Holding& h : holdings) {
-    if (!first) out->push_back(',');
-    first = false;
-    out->append("{\"from_ms\":").append(std::to_string(h.from_ms));
-    out->append(",\"to_ms\":");
-    out->append(h.to_ms == kOpenEnd ? "null" : std::to_string(h.to_ms));
-    out->push_back(',');
-    AppendKv("pod_uid", h.owner->pod_uid, out);
-    out->push_back(',');
-    AppendKv("workload_uid", h.owner->workload_uid, out);
-    out->push_back('}');
+    w->StartObject();
+    w->Member("from_ms", h.from_ms);
+    w->Key("to_ms");
+    h.to_ms == kOpenEnd ? w->Null() : w->Int64(h.to_ms);
+    w->Member("pod_uid", h.owner->pod_uid);
+    w->Member("workload_uid", h.owner->workload_uid);
+    w->EndObject();
   }
-  out->push_back(']');
+  w->EndArray();
 }
 
 }  // namespace
 
 std::string Processor::PodsCacheJson(size_t limit) const {
   const std::shared_ptr<const OwnershipIndex> index = feed_.Current();
-  std::string out = "{\"pods\":[";
+  JsonWriter w;
+  w.StartObject();
+  w.Key("pods");
+  w.StartArray();
   size_t n = 0;
   index->ForEachPod([&](std::string_view ns, std::string_view pod,
                         const std::vector<Holding>& holdings) {
-    if (n >= limit) return false;
-    if (n++) out.push_back(',');
-    out.push_back('{');
-    AppendKv("namespace", ns, &out);
-    out.push_back(',');
-    AppendKv("pod", pod, &out);
-    out.push_back(',');
-    AppendHoldings(holdings, &out);
-    out.push_back('}');
+    if (n++ >= limit) return false;
+    w.StartObject();
+    w.Member("namespace", ns);
+    w.Member("pod", pod);
+    WriteHoldings(holdings, &w);
+    w.EndObject();
     return true;
   });
-  out += "],\"devices\":[";
+  w.EndArray();
+  w.Key("devices");
+  w.StartArray();
   size_t d = 0;
   index->ForEachDevice([&](std::string_view node, std::string_view identity,
                            const std::vector<Holding>& holdings) {
-    if (d >= limit) return false;
-    if (d++) out.push_back(',');
-    out.push_back('{');
-    AppendKv("node", node, &out);
-    out.push_back(',');
-    AppendKv("device", identity, &out);
-    out.push_back(',');
-    AppendHoldings(holdings, &out);
-    out.push_back('}');
+    if (d++ >= limit) return false;
+    w.StartObject();
+    w.Member("node", node);
+    w.Member("device", identity);
+    WriteHoldings(holdings, &w);
+    w.EndObject();
     return true;
   });
-  out += "],\"pods_total\":" + std::to_string(index->pods());
-  out += ",\"devices_total\":" + std::to_string(index->devices()) + "}";
-  return out;
+  w.EndArray();
+  w.Member("pods_total", uint64_t{index->pods()});
+  w.Member("devices_total", uint64_t{index->devices()});
+  w.EndObject();
+  return w.Take();
 }
 
 std::string Processor::WorkloadCacheJson(size_t limit) const {
@@ -84,25 +76,25 @@ std::string Processor::WorkloadCacheJson(size_t limit) const {
     for (const Holding& h : holdings) by_pod[h.owner->pod_uid] = h.owner.get();
     return true;
   });
-  std::string out = "{\"pods\":[";
+  JsonWriter w;
+  w.StartObject();
+  w.Key("pods");
+  w.StartArray();
   size_t n = 0;
   for (const auto& [uid, o] : by_pod) {
-    if (n >= limit) break;
-    if (n++) out.push_back(',');
-    out.push_back('{');
-    AppendKv("pod_uid", uid, &out);
-    out.push_back(',');
-    AppendKv("workload_uid", o->workload_uid, &out);
-    out.push_back(',');
-    AppendKv("workload_name", o->workload_name, &out);
-    out.push_back(',');
-    AppendKv("workload_kind", o->workload_kind, &out);
-    out.push_back(',');
-    AppendKv("workload_namespace", o->workload_namespace, &out);
-    out.push_back('}');
+    if (n++ >= limit) break;
+    w.StartObject();
+    w.Member("pod_uid", uid);
+    w.Member("workload_uid", o->workload_uid);
+    w.Member("workload_name", o->workload_name);
+    w.Member("workload_kind", o->workload_kind);
+    w.Member("workload_namespace", o->workload_namespace);
+    w.EndObject();
   }
-  out += "],\"total\":" + std::to_string(by_pod.size()) + "}";
-  return out;
+  w.EndArray();
+  w.Member("total", uint64_t{by_pod.size()});
+  w.EndObject();
+  return w.Take();
 }
 
 std::string Processor::RenderMetrics() const {

@@ -32,13 +32,6 @@ void AppendInt(int64_t v, std::string* out) {
   out->append(buf, r.ptr);
 }
 
-void Key(std::string_view k, std::string* out) {
-  out->push_back(',');
-  out->push_back('"');
-  out->append(k);
-  out->append("\":");
-}
-
 std::string Fixed(std::optional<double> v, int precision) {
   if (!v) return "-";
   char buf[64];
@@ -53,168 +46,136 @@ std::string Scientific(std::optional<double> v) {
   return buf;
 }
 
-void AppendExtra(const std::vector<std::pair<std::string, double>>& extra,
-                 std::string* out) {
-  if (extra.empty()) return;
-  out->append(",\"extra\":{");
-  for (size_t i = 0; i < extra.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    AppendJsonString(extra[i].first, out);
-    out->push_back(':');
-    AppendNumber(extra[i].second, false, out);
+// Training items keep NaN and the infinities (a loss that went NaN is the
+// news), as the strings "nan", "inf", "-inf".
+constexpr JsonWriter::Options kItemJson{.non_finite_as_strings = true};
+
+// A value: integral values of integer fields as integers (8, not 8e+00 or
+// 1e+15), the rest as any double.
+void Number(JsonWriter& w, double v, bool integer) {
+  if (integer && std::isfinite(v) && std::fabs(v) < 9.0e15 &&
+      v == std::floor(v)) {
+    w.Int64(static_cast<int64_t>(v));
+  } else {
+    w.Double(v);
   }
-  out->push_back('}');
 }
 
-// The keys every item starts with: type, run, line, format.
-void AppendHead(std::string_view type, int32_t run, uint64_t line,
-                TrainingFormat format, std::string* out) {
-  out->append("{\"type\":");
-  AppendJsonString(type, out);
-  Key("run", out);
-  AppendInt(run, out);
-  Key("line", out);
-  AppendInt(static_cast<int64_t>(line), out);
-  Key("format", out);
-  AppendJsonString(TrainingFormatName(format), out);
+void Optional(JsonWriter& w, std::string_view key, std::optional<double> v) {
+  if (v) w.Member(key, *v);
 }
 
-void AppendOptional(std::string_view key, std::optional<double> v,
-                    std::string* out) {
-  if (!v) return;
-  Key(key, out);
-  AppendNumber(*v, false, out);
+void OptionalInt(JsonWriter& w, std::string_view key,
+                 std::optional<int64_t> v) {
+  if (v) w.Member(key, *v);
+}
+
+void Extra(JsonWriter& w,
+           const std::vector<std::pair<std::string, double>>& extra) {
+  if (extra.empty()) return;
+  w.Key("extra");
+  w.StartObject();
+  for (const auto& [key, value] : extra) w.Member(key, value);
+  w.EndObject();
+}
+
+// Opens the item with the keys every item starts with: type, run, line,
+// format.
+void Head(JsonWriter& w, std::string_view type, int32_t run, uint64_t line,
+          TrainingFormat format) {
+  w.StartObject();
+  w.Member("type", type);
+  w.Member("run", run);
+  w.Member("line", uint64_t{line});
+  w.Member("format", TrainingFormatName(format));
 }
 
 }  // namespace
 
 void AppendJson(const ValidationRecord& v, std::string* out) {
-  AppendHead("validation", v.run, v.line, v.format, out);
-  Key("iteration", out);
-  AppendInt(v.iteration, out);
-  AppendOptional("timestamp", v.timestamp_s, out);
-  Key("split", out);
-  AppendJsonString(EvaluationSplitName(v.split), out);
-  if (v.end_of_training) out->append(",\"end_of_training\":true");
-  AppendOptional("loss", v.loss, out);
-  AppendOptional("perplexity", v.perplexity, out);
-  AppendExtra(v.extra, out);
-  out->push_back('}');
+  JsonWriter w(out, kItemJson);
+  Head(w, "validation", v.run, v.line, v.format);
+  w.Member("iteration", v.iteration);
+  Optional(w, "timestamp", v.timestamp_s);
+  w.Member("split", EvaluationSplitName(v.split));
+  if (v.end_of_training) w.Member("end_of_training", true);
+  Optional(w, "loss", v.loss);
+  Optional(w, "perplexity", v.perplexity);
+  Extra(w, v.extra);
+  w.EndObject();
 }
 
 void AppendJson(const MemoryReport& m, std::string* out) {
-  AppendHead("memory_report", m.run, m.line, m.format, out);
-  if (m.iteration) {
-    Key("iteration", out);
-    AppendInt(*m.iteration, out);
-  }
-  AppendOptional("timestamp", m.timestamp_s, out);
-  Key("rank", out);
-  AppendInt(m.rank, out);
-  Key("context", out);
-  AppendJsonString(m.context, out);
-  AppendOptional("allocated_mb", m.allocated_mb, out);
-  AppendOptional("max_allocated_mb", m.max_allocated_mb, out);
-  AppendOptional("reserved_mb", m.reserved_mb, out);
-  AppendOptional("max_reserved_mb", m.max_reserved_mb, out);
-  out->push_back('}');
+  JsonWriter w(out, kItemJson);
+  Head(w, "memory_report", m.run, m.line, m.format);
+  OptionalInt(w, "iteration", m.iteration);
+  Optional(w, "timestamp", m.timestamp_s);
+  w.Member("rank", m.rank);
+  w.Member("context", m.context);
+  Optional(w, "allocated_mb", m.allocated_mb);
+  Optional(w, "max_allocated_mb", m.max_allocated_mb);
+  Optional(w, "reserved_mb", m.reserved_mb);
+  Optional(w, "max_reserved_mb", m.max_reserved_mb);
+  w.EndObject();
 }
 
 void AppendJson(const IterationRecord& r, std::string* out) {
-  out->append("{\"type\":\"iteration\",\"run\":");
-  AppendInt(r.run, out);
-  Key("iteration", out);
-  AppendInt(r.iteration, out);
-  Key("line", out);
-  AppendInt(static_cast<int64_t>(r.line), out);
-  Key("format", out);
-  AppendJsonString(TrainingFormatName(r.format), out);
-  if (r.timestamp_s) {
-    Key("timestamp", out);
-    AppendNumber(*r.timestamp_s, false, out);
-  }
-  if (r.rank) {
-    Key("rank", out);
-    AppendInt(*r.rank, out);
-  }
-  if (r.world_size) {
-    Key("world_size", out);
-    AppendInt(*r.world_size, out);
-  }
+  JsonWriter w(out, kItemJson);
+  w.StartObject();
+  w.Member("type", "iteration");
+  w.Member("run", r.run);
+  w.Member("iteration", r.iteration);
+  w.Member("line", uint64_t{r.line});
+  w.Member("format", TrainingFormatName(r.format));
+  Optional(w, "timestamp", r.timestamp_s);
+  OptionalInt(w, "rank", r.rank);
+  OptionalInt(w, "world_size", r.world_size);
   for (const IterationFieldInfo& f : IterationFields()) {
     if (auto v = r.Get(f.field)) {
-      Key(f.name, out);
-      AppendNumber(*v, f.integer, out);
+      w.Key(f.name);
+      Number(w, *v, f.integer);
     }
   }
-  AppendExtra(r.extra, out);
-
-  out->push_back('}');
+  Extra(w, r.extra);
+  w.EndObject();
 }
 
 void AppendJson(const TrainingEvent& e, std::string* out) {
-  AppendHead(TrainingEventTypeName(e.type), e.run, e.line, e.format, out);
-  if (e.iteration) {
-    Key("iteration", out);
-    AppendInt(*e.iteration, out);
-  }
-  if (e.timestamp_s) {
-    Key("timestamp", out);
-    AppendNumber(*e.timestamp_s, false, out);
-  }
-  if (e.duration_s) {
-    Key("duration_s", out);
-    AppendNumber(*e.duration_s, false, out);
-  }
-  if (!e.path.empty()) {
-    Key("path", out);
-    AppendJsonString(e.path, out);
-  }
-  out->push_back('}');
+  JsonWriter w(out, kItemJson);
+  Head(w, TrainingEventTypeName(e.type), e.run, e.line, e.format);
+  OptionalInt(w, "iteration", e.iteration);
+  Optional(w, "timestamp", e.timestamp_s);
+  Optional(w, "duration_s", e.duration_s);
+  if (!e.path.empty()) w.Member("path", e.path);
+  w.EndObject();
 }
 
 void AppendJson(const RunSummary& s, std::string* out) {
-  out->append("{\"type\":\"run_summary\",\"run\":");
-  AppendInt(s.run, out);
-  Key("format", out);
-  AppendJsonString(TrainingFormatName(s.format), out);
-  Key("iterations", out);
-  AppendInt(static_cast<int64_t>(s.iterations), out);
-  auto opt_int = [&](std::string_view k, std::optional<int64_t> v) {
-    if (!v) return;
-    Key(k, out);
-    AppendInt(*v, out);
-  };
-  auto opt = [&](std::string_view k, std::optional<double> v) {
-    if (!v) return;
-    Key(k, out);
-    AppendNumber(*v, false, out);
-  };
-  opt_int("first_iteration", s.first_iteration);
-  opt_int("last_iteration", s.last_iteration);
-  opt_int("target_iteration", s.target_iteration);
-  opt("step_ms_p10", s.step_ms_p10);
-  opt("step_ms_p50", s.step_ms_p50);
-  opt("step_ms_p90", s.step_ms_p90);
-  opt("tflops_per_gpu_p50", s.tflops_per_gpu_p50);
-  opt("tokens_per_s_per_gpu_p50", s.tokens_per_s_per_gpu_p50);
-  opt("first_loss", s.first_loss);
-  opt("last_loss", s.last_loss);
-  Key("nan_loss_records", out);
-  AppendInt(static_cast<int64_t>(s.nan_loss_records), out);
-  Key("nan_iterations", out);
-  AppendInt(static_cast<int64_t>(s.nan_iterations), out);
-  Key("skipped_iterations", out);
-  AppendInt(static_cast<int64_t>(s.skipped_iterations), out);
-  Key("checkpoints", out);
-  AppendInt(static_cast<int64_t>(s.checkpoints), out);
-  Key("validations", out);
-  AppendInt(static_cast<int64_t>(s.validations), out);
-  opt_int("last_validation_iteration", s.last_validation_iteration);
-  opt("last_validation_loss", s.last_validation_loss);
-  Key("ended", out);
-  out->append(s.ended ? "true" : "false");
-  out->push_back('}');
+  JsonWriter w(out, kItemJson);
+  w.StartObject();
+  w.Member("type", "run_summary");
+  w.Member("run", s.run);
+  w.Member("format", TrainingFormatName(s.format));
+  w.Member("iterations", uint64_t{s.iterations});
+  OptionalInt(w, "first_iteration", s.first_iteration);
+  OptionalInt(w, "last_iteration", s.last_iteration);
+  OptionalInt(w, "target_iteration", s.target_iteration);
+  Optional(w, "step_ms_p10", s.step_ms_p10);
+  Optional(w, "step_ms_p50", s.step_ms_p50);
+  Optional(w, "step_ms_p90", s.step_ms_p90);
+  Optional(w, "tflops_per_gpu_p50", s.tflops_per_gpu_p50);
+  Optional(w, "tokens_per_s_per_gpu_p50", s.tokens_per_s_per_gpu_p50);
+  Optional(w, "first_loss", s.first_loss);
+  Optional(w, "last_loss", s.last_loss);
+  w.Member("nan_loss_records", uint64_t{s.nan_loss_records});
+  w.Member("nan_iterations", uint64_t{s.nan_iterations});
+  w.Member("skipped_iterations", uint64_t{s.skipped_iterations});
+  w.Member("checkpoints", uint64_t{s.checkpoints});
+  w.Member("validations", uint64_t{s.validations});
+  OptionalInt(w, "last_validation_iteration", s.last_validation_iteration);
+  Optional(w, "last_validation_loss", s.last_validation_loss);
+  w.Member("ended", s.ended);
+  w.EndObject();
 }
 
 std::string CsvHeader() {

@@ -170,7 +170,7 @@ TEST(ContainerJsonTest, EscapesQuotesControlCharactersAndKeepsUnicode) {
               {"ctl", "x\x01y"}};
   const std::string text = ContainerJson(c);
   EXPECT_EQ(text.find('\n'), std::string::npos) << "raw newline in " << text;
-  EXPECT_NE(text.find(R"(line1\nline2\ttab\u0001\u001F)"), std::string::npos)
+  EXPECT_NE(text.find(R"(line1\nline2\ttab\u0001\u001f)"), std::string::npos)
       << text;
   const rapidjson::Document doc = Parse(text);
   EXPECT_EQ(Get(doc, "image"), c.image);

@@ -121,7 +121,7 @@ void AddNvidiaNodes(const DockerDeviceRequest& r,
 }
 
 // "c 226:* rwm" -> {"allow":true,"type":"c","major":226,"access":"rwm"}.
-void AppendRule(const std::string& rule, std::string* out) {
+void WriteRule(const std::string& rule, JsonWriter* w) {
   char type = 0;
   char major[16] = {0}, minor[16] = {0}, access[8] = {0};
   if (std::sscanf(rule.c_str(), " %c %15[0-9*]:%15[0-9*] %7[rwm]", &type, major,
@@ -129,11 +129,20 @@ void AppendRule(const std::string& rule, std::string* out) {
       (type != 'a' && type != 'b' && type != 'c')) {
     return;  // Docker refuses such rules at create; nothing to add
   }
-  out->append(R"(,{"allow":true,"type":")").push_back(type);
-  out->append("\"");
-  if (major[0] != '*') out->append(",\"major\":").append(major);
-  if (minor[0] != '*') out->append(",\"minor\":").append(minor);
-  out->append(R"(,"access":")").append(access).append("\"}");
+  w->StartObject();
+  w->Member("allow", true);
+  w->Member("type", std::string_view(&type, 1));
+  // Digits only (the scan's set), at most 15: a number's exact text.
+  if (major[0] != '*') {
+    w->Key("major");
+    w->RawValue(major);
+  }
+  if (minor[0] != '*') {
+    w->Key("minor");
+    w->RawValue(minor);
+  }
+  w->Member("access", static_cast<const char*>(access));
+  w->EndObject();
 }
 
 }  // namespace
@@ -172,28 +181,40 @@ std::string DeviceSpecJson(const DockerContainer& c, const HostRoots& roots,
   for (const DockerDeviceRequest& r : c.device_requests) {
     if (IsGpuRequest(r)) AddNvidiaNodes(r, nvidia, &nodes);
   }
-  std::string out = R"({"linux":{"devices":[)";
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (i > 0) out.push_back(',');
-    out.append(R"({"path":)");
-    AppendJsonString(nodes[i].path, &out);
-    out.append(R"(,"type":")").append(nodes[i].type).append("\"");
-    if (nodes[i].major && nodes[i].minor) {
-      out.append(",\"major\":").append(std::to_string(*nodes[i].major));
-      out.append(",\"minor\":").append(std::to_string(*nodes[i].minor));
+  // The part of an OCI runtime spec that device ownership reads.
+  JsonWriter w;
+  w.StartObject();
+  w.Key("linux");
+  w.StartObject();
+  w.Key("devices");
+  w.StartArray();
+  for (const Node& n : nodes) {
+    w.StartObject();
+    w.Member("path", n.path);
+    w.Member("type", n.type);
+    if (n.major && n.minor) {
+      w.Member("major", *n.major);
+      w.Member("minor", *n.minor);
     }
-    out.push_back('}');
+    w.EndObject();
   }
-  out.append(R"(],"resources":{"devices":[)");
-  if (c.privileged) {
-    out.append(R"({"allow":true,"access":"rwm"})");
-  } else {
-    out.append(R"({"allow":false,"access":"rwm"})");
-    for (const std::string& rule : c.device_cgroup_rules)
-      AppendRule(rule, &out);
+  w.EndArray();
+  w.Key("resources");
+  w.StartObject();
+  w.Key("devices");
+  w.StartArray();
+  w.StartObject();
+  w.Member("allow", c.privileged);
+  w.Member("access", "rwm");
+  w.EndObject();
+  if (!c.privileged) {
+    for (const std::string& rule : c.device_cgroup_rules) WriteRule(rule, &w);
   }
-  out.append("]}}}");
-  return out;
+  w.EndArray();
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  return w.Take();
 }
 
 RuntimeContainer ToRuntimeContainer(DockerContainer c, const HostRoots& roots,
