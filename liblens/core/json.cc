@@ -1,6 +1,6 @@
 #include "core/json.h"
 
-#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 
@@ -11,29 +11,41 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-bool NeedsRepair(std::string_view s) {
-  return std::any_of(s.begin(), s.end(), [](char c) {
-    return c == '\0' || static_cast<unsigned char>(c) >= 0x80;
-  });
-}
-
-}  // namespace
-
-void AppendJsonString(std::string_view s, std::string* out) {
-  // Valid UTF-8 only: invalid sequences and NUL become U+FFFD (a JSON reader
-  // rejects the first; PostgreSQL's jsonb rejects "\u0000").
-  std::string valid;
-  if (NeedsRepair(s) && (s.find('\0') != std::string_view::npos ||
-                         FirstInvalidUtf8(s) != std::string_view::npos)) {
-    valid = ValidUtf8(s);
-    s = valid;
+// What each byte needs inside a JSON string: 1 copied as is, 0 escaped,
+// 2 (NUL, or not ASCII) the rest of the string checked once for UTF-8.
+constexpr std::array<uint8_t, 256> kByteClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    t[c] = c >= 0x80 ? 2 : (c >= 0x20 && c != '"' && c != '\\') ? 1 : 0;
   }
-  out->reserve(out->size() + s.size() + 2);
-  out->push_back('"');
+  t[0] = 2;
+  return t;
+}();
+
+// The text between the quotes, in one pass. `checked`: `s` is known to be
+// valid UTF-8 without NUL.
+void AppendBody(std::string_view s, bool checked, std::string* out) {
   size_t run = 0;  // start of the bytes not yet copied
   for (size_t i = 0; i < s.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    const uint8_t k = kByteClass[c];
+    if (k == 1) continue;
+    if (k == 2 && c != 0 && checked) continue;
+    if (k == 2 && !checked) {
+      // Valid UTF-8 only: invalid sequences and NUL become U+FFFD (a JSON
+      // reader rejects the first; PostgreSQL's jsonb rejects "\u0000").
+      // Everything before `i` is ASCII, so sequences start at `i`.
+      const std::string_view rest = s.substr(i);
+      if (rest.find('\0') == std::string_view::npos &&
+          FirstInvalidUtf8(rest) == std::string_view::npos) {
+        checked = true;
+        if (c != 0) continue;
+      } else {
+        out->append(s.data() + run, i - run);
+        AppendBody(ValidUtf8(rest), true, out);
+        return;
+      }
+    }
     out->append(s.data() + run, i - run);
     run = i + 1;
     switch (c) {
@@ -59,6 +71,13 @@ void AppendJsonString(std::string_view s, std::string* out) {
     }
   }
   out->append(s.data() + run, s.size() - run);
+}
+
+}  // namespace
+
+void AppendJsonString(std::string_view s, std::string* out) {
+  out->push_back('"');
+  AppendBody(s, false, out);
   out->push_back('"');
 }
 
