@@ -13,7 +13,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "cli_exit.h"
@@ -21,11 +20,10 @@
 #include "core/json.h"
 #include "lens/status.h"
 #include "lens/training.h"
+#include "parse_log_output.h"
 
 namespace lens::cli {
 namespace {
-
-enum class Format { kSummary, kTable, kJson, kJsonl, kCsv };
 
 struct Options {
   Format format = Format::kSummary;
@@ -57,30 +55,6 @@ std::string SourceName(const std::string& name, const StoreSink& sink) {
   return out;
 }
 
-// Buffered stdout writer: output must never be what limits a 100 MB parse.
-class Out {
- public:
-  ~Out() { Flush(); }
-  std::string& buf() { return buf_; }
-  void MaybeFlush() {
-    if (buf_.size() >= (1 << 20)) Flush();
-  }
-  void Flush() {
-    if (!buf_.empty() && !failed_ &&
-        std::fwrite(buf_.data(), 1, buf_.size(), stdout) != buf_.size()) {
-      failed_ = true;  // a full disk: stop parsing, main reports it
-      if (OutputErrno() == 0) OutputErrno() = errno;
-    }
-    buf_.clear();
-  }
-  // A write failed: nothing more will reach the output.
-  bool failed() const { return failed_; }
-
- private:
-  std::string buf_;
-  bool failed_ = false;
-};
-
 // Shows "parsing FILE: 42% (420/1000 MB)" on a terminal, at most 4 times a
 // second.
 class Progress {
@@ -111,139 +85,6 @@ class Progress {
   bool enabled_;
   bool shown_ = false;
   std::chrono::steady_clock::time_point last_;
-};
-
-// `s` as a quoted JSON string.
-std::string JsonQuoted(std::string_view s) {
-  std::string out;
-  AppendJsonString(s, &out);
-  return out;
-}
-
-// `s` as one CSV field (quoted when it holds a comma, quote or line break).
-std::string CsvField(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos)
-    return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
-  }
-  return out + "\"";
-}
-
-// Writes records and events in input order. The parser emits each record
-// once, complete, and holds the events that follow it until then, so every
-// batch follows the previous one and merging a batch's two vectors by line
-// gives input order.
-class Printer {
- public:
-  // `file` (empty: none) labels every row: a "file" key in JSON, a first column
-  // in CSV. `summary` (may be null) receives everything printed.
-  Printer(Format format, std::string_view file, Out* out, JsonWriter* json,
-          TrainingSummaryBuilder* summary)
-      : format_(format),
-        json_label_(file.empty() ? "" : "\"file\":" + JsonQuoted(file) + ","),
-        csv_label_(file.empty() ? "" : CsvField(file) + ","),
-        out_(out),
-        json_(json),
-        summary_(summary) {}
-
-  void Add(const std::vector<IterationRecord>& records,
-           const std::vector<TrainingEvent>& events,
-           const std::vector<ValidationRecord>& validations,
-           const std::vector<MemoryReport>& memory) {
-    size_t i[4] = {0, 0, 0, 0};
-    auto line = [&](size_t k) -> uint64_t {
-      switch (k) {
-        case 0:
-          return i[0] < records.size() ? records[i[0]].line : UINT64_MAX;
-        case 1:
-          return i[1] < events.size() ? events[i[1]].line : UINT64_MAX;
-        case 2:
-          return i[2] < validations.size() ? validations[i[2]].line
-                                           : UINT64_MAX;
-        default:
-          return i[3] < memory.size() ? memory[i[3]].line : UINT64_MAX;
-      }
-    };
-    while (true) {
-      size_t next = 0;
-      for (size_t k = 1; k < 4; ++k)
-        if (line(k) < line(next)) next = k;
-      if (line(next) == UINT64_MAX) return;
-      switch (next) {
-        case 0:
-          Emit(records[i[0]++]);
-          break;
-        case 1:
-          Emit(events[i[1]++]);
-          break;
-        case 2:
-          Emit(validations[i[2]++]);
-          break;
-        default:
-          Emit(memory[i[3]++]);
-          break;
-      }
-    }
-  }
-
- private:
-  void Emit(const IterationRecord& r) {
-    if (summary_ != nullptr) summary_->Add(r);
-    std::string& b = out_->buf();
-    switch (format_) {
-      case Format::kTable:
-        AppendTableRow(r, &b);
-        break;
-      case Format::kCsv:
-        b.append(csv_label_);
-        AppendCsvRow(r, &b);
-        break;
-      case Format::kJson:
-      case Format::kJsonl:
-        AppendJsonItem(r, &b);
-        break;
-      case Format::kSummary:
-        break;
-    }
-    out_->MaybeFlush();
-  }
-
-  // Events, validations and memory reports: JSON outputs only.
-  template <typename T>
-  void Emit(const T& item) {
-    if constexpr (!std::is_same_v<T, MemoryReport>) {
-      if (summary_ != nullptr) summary_->Add(item);
-    }
-    if (format_ == Format::kJson || format_ == Format::kJsonl) {
-      AppendJsonItem(item, &out_->buf());
-      out_->MaybeFlush();
-    }
-  }
-
-  // One record: a line of its own in jsonl; in json, the next value of the
-  // document's "items" array, on a line of its own (whitespace JSON allows).
-  template <typename T>
-  void AppendJsonItem(const T& x, std::string* b) {
-    std::string& text = format_ == Format::kJson ? item_ : *b;
-    if (format_ == Format::kJson) item_.assign("\n");
-    const size_t start = text.size();
-    AppendJson(x, &text);
-    // The library renders the record; the file's name goes in as its first
-    // member: {"file":..,"type":..
-    if (!json_label_.empty()) text.insert(start + 1, json_label_);
-    if (format_ == Format::kJsonl) text.push_back('\n');
-    if (format_ == Format::kJson) json_->RawValue(item_);
-  }
-
-  Format format_;
-  std::string json_label_, csv_label_;
-  Out* out_;
-  JsonWriter* json_;  // the document of --format json, else null
-  TrainingSummaryBuilder* summary_;
-  std::string item_;  // one record's text for json_
 };
 
 // Parses one input; prints per-record output as it goes. Returns the error for
@@ -319,19 +160,6 @@ Status ParseOne(const std::string& name, const Options& opt, bool label,
   LENS_RETURN_IF_ERROR(consume(parser, printer));
   *stats = parser.stats();
   return OkStatus();
-}
-
-void WriteStatsJson(const TrainingParserStats& s, JsonWriter* w) {
-  w->StartObject();
-  w->Member("bytes", uint64_t{s.bytes});
-  w->Member("lines", uint64_t{s.lines});
-  w->Member("records", uint64_t{s.records});
-  w->Member("events", uint64_t{s.events});
-  w->Member("duplicate_iterations", uint64_t{s.duplicate_iterations});
-  w->Member("unparsed_candidates", uint64_t{s.unparsed_candidates});
-  w->Member("oversized_lines", uint64_t{s.oversized_lines});
-  w->Member("unparsed_example", s.unparsed_example);
-  w->EndObject();
 }
 
 int Run(const Options& opt, ParseLogSinkOpener open_sink) {
