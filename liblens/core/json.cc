@@ -106,9 +106,15 @@ void JsonWriter::CloseContainer(char c) {
   after_key_ = false;
 }
 
+void JsonWriter::Quoted(std::string_view s) {
+  out_->push_back('"');
+  AppendBody(s, options_.verbatim_strings, out_);
+  out_->push_back('"');
+}
+
 void JsonWriter::Key(std::string_view key) {
   BeforeValue();
-  AppendJsonString(key, out_);
+  Quoted(key);
   out_->push_back(':');
   after_key_ = true;
 }
@@ -119,7 +125,7 @@ void JsonWriter::String(std::string_view s) {
     return;
   }
   BeforeValue();
-  AppendJsonString(s, out_);
+  Quoted(s);
 }
 
 void JsonWriter::Null() {

@@ -34,6 +34,11 @@ void AppendJsonString(std::string_view s, std::string* out);
 struct JsonWriterOptions {
   // NaN, +Inf, -Inf as "nan", "inf", "-inf" (quoted) instead of null.
   bool non_finite_as_strings = false;
+  // Strings' bytes as they are, only escaped: a document passed through from
+  // another server (a Kubernetes object kept as text) stays byte for byte
+  // what the server sent, as the slices of its lines do. Never for text
+  // Lens makes or stores.
+  bool verbatim_strings = false;
 };
 
 class JsonWriter {
@@ -117,6 +122,8 @@ class JsonWriter {
  private:
   // Before a value: a comma when it is not the first in its container.
   void BeforeValue();
+  // `s` quoted and escaped (repaired unless verbatim_strings).
+  void Quoted(std::string_view s);
   void OpenContainer(char c);
   void CloseContainer(char c);
 

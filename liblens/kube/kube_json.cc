@@ -47,7 +47,8 @@ KubeStatusInfo ParseKubeStatus(std::string_view body) {
 }
 
 std::string KubeJsonText(const rapidjson::Value& object) {
-  JsonWriter writer;
+  // Byte for byte what the API server sent, as the sliced path keeps it.
+  JsonWriter writer({.verbatim_strings = true});
   WriteJsonValue(object, &writer);
   return writer.Take();
 }

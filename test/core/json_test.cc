@@ -128,6 +128,14 @@ TEST(JsonWriterTest, InAnObjectAStringWhereANameIsDueIsTheName) {
   EXPECT_EQ(w.str(), R"({"kind":"Secret","data":{"a":1},"list":["x","y"]})");
 }
 
+TEST(JsonWriterTest, VerbatimStringsKeepTheirBytesAndAreStillEscaped) {
+  JsonWriter w({.verbatim_strings = true});
+  w.StartObject();
+  w.Member("uid", std::string_view("7a\xff" "b\0\"", 6));
+  w.EndObject();
+  EXPECT_EQ(w.str(), std::string("{\"uid\":\"7a\xff" "b\\u0000\\\"\"}"));
+}
+
 TEST(JsonWriterTest, TakeMovesTheTextOutAndStartsAgain) {
   JsonWriter w;
   w.StartArray();
