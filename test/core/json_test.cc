@@ -131,9 +131,12 @@ TEST(JsonWriterTest, InAnObjectAStringWhereANameIsDueIsTheName) {
 TEST(JsonWriterTest, VerbatimStringsKeepTheirBytesAndAreStillEscaped) {
   JsonWriter w({.verbatim_strings = true});
   w.StartObject();
-  w.Member("uid", std::string_view("7a\xff" "b\0\"", 6));
+  w.Member("uid", std::string_view("7a\xff"
+                                   "b\0\"",
+                                   6));
   w.EndObject();
-  EXPECT_EQ(w.str(), std::string("{\"uid\":\"7a\xff" "b\\u0000\\\"\"}"));
+  EXPECT_EQ(w.str(), std::string("{\"uid\":\"7a\xff"
+                                 "b\\u0000\\\"\"}"));
 }
 
 TEST(JsonWriterTest, TakeMovesTheTextOutAndStartsAgain) {
