@@ -15,11 +15,16 @@ namespace {
 void AppendInt(int64_t v, std::string* out);
 
 // Integral values of integer fields print as integers (8, not 8e+00 or
-// 1e+15); the rest in the shortest round-trip form, non-finite values as the
-// strings "nan", "inf", "-inf" (JSON has no such numbers).
+// 1e+15), in CSV and JSON alike.
+bool PrintsAsInteger(double v, bool integer) {
+  return integer && std::isfinite(v) && std::fabs(v) < 9.0e15 &&
+         v == std::floor(v);
+}
+
+// The rest in the shortest round-trip form, non-finite values as the strings
+// "nan", "inf", "-inf" (JSON has no such numbers).
 void AppendNumber(double v, bool integer, std::string* out) {
-  if (integer && std::isfinite(v) && std::fabs(v) < 9.0e15 &&
-      v == std::floor(v)) {
+  if (PrintsAsInteger(v, integer)) {
     AppendInt(static_cast<int64_t>(v), out);
     return;
   }
@@ -50,11 +55,9 @@ std::string Scientific(std::optional<double> v) {
 // news), as the strings "nan", "inf", "-inf".
 constexpr JsonWriter::Options kItemJson{.non_finite_as_strings = true};
 
-// A value: integral values of integer fields as integers (8, not 8e+00 or
-// 1e+15), the rest as any double.
+// A value: as an integer where PrintsAsInteger, else as any double.
 void Number(JsonWriter& w, double v, bool integer) {
-  if (integer && std::isfinite(v) && std::fabs(v) < 9.0e15 &&
-      v == std::floor(v)) {
+  if (PrintsAsInteger(v, integer)) {
     w.Int64(static_cast<int64_t>(v));
   } else {
     w.Double(v);
