@@ -279,6 +279,16 @@ Status FieldList(const Ctx& ctx, const YAML::Node& v, const std::string& path,
   return OkStatus();
 }
 
+// A key of section S whose value lives in a struct the section holds at
+// `sub` (a component's own options): decoded there by `decode`, one of the
+// Field* decoders of that struct. The component's struct keeps its defaults
+// and rules; the section does not copy its fields.
+template <typename S, auto sub, auto decode>
+Status Within(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+              S* out) {
+  return decode(ctx, v, path, &(out->*sub));
+}
+
 // Decodes with `decode`, then checks the whole struct's Validate() for this
 // key at the value (its message starting with "<key>: "), so the error
 // points at the file line. Only for keys whose rules stand alone.

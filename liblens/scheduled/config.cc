@@ -15,23 +15,63 @@ constexpr int kMaxServerBytes = 1 << 30;
 namespace config {
 namespace {
 
-template <std::chrono::milliseconds JobsOptions::*field>
-Status DecodeJobsDuration(const Ctx& ctx, const YAML::Node& v,
-                          const std::string& path, JobsOptions* out) {
-  LENS_ASSIGN_OR_RETURN(out->*field,
-                        DecodeWith<std::chrono::milliseconds>(
-                            ctx, v, path, "a duration", &ParseDuration));
-  if (out->*field < std::chrono::milliseconds(100)) {
+using Jobs = ScheduledJobsOptions;
+
+// A key decoded into the jobs' options.
+template <auto decode>
+Status Job(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+           JobsOptions* out) {
+  return Within<JobsOptions, &JobsOptions::scheduled, decode>(ctx, v, path,
+                                                              out);
+}
+
+// A duration of at least 100ms.
+StatusOr<std::chrono::milliseconds> FileDuration(const Ctx& ctx,
+                                                 const YAML::Node& v,
+                                                 const std::string& path) {
+  LENS_ASSIGN_OR_RETURN(
+      auto d, DecodeWith<std::chrono::milliseconds>(ctx, v, path, "a duration",
+                                                    &ParseDuration));
+  if (d < std::chrono::milliseconds(100)) {
     return ctx.Error(v, path, "must be at least 100ms");
   }
+  return d;
+}
+
+Status DecodeAgentTimeout(const Ctx& ctx, const YAML::Node& v,
+                          const std::string& path, Jobs* out) {
+  LENS_ASSIGN_OR_RETURN(out->agent_timeout, FileDuration(ctx, v, path));
   return OkStatus();
 }
 
-// A comma-separated scalar, or a YAML list of items (joined with commas).
-template <std::string JobsOptions::*field>
-Status DecodeJobsList(const Ctx& ctx, const YAML::Node& v,
-                      const std::string& path, JobsOptions* out) {
-  std::string joined;
+// `<job>Interval`: the job runs every interval, a run taking 90% of it.
+template <JobSchedule Jobs::*field>
+Status DecodeInterval(const Ctx& ctx, const YAML::Node& v,
+                      const std::string& path, Jobs* out) {
+  LENS_ASSIGN_OR_RETURN(auto interval, FileDuration(ctx, v, path));
+  out->*field = JobSchedule::Every(interval);
+  return OkStatus();
+}
+
+// A comma-separated scalar, or a YAML list of items (no item may hold a
+// comma), each parsed by `parse` (InvalidArgument naming the item).
+template <typename T>
+StatusOr<std::vector<T>> DecodeItems(
+    const Ctx& ctx, const YAML::Node& v, const std::string& path,
+    StatusOr<T> (*parse)(std::string_view item)) {
+  std::vector<T> out;
+  auto add = [&](const YAML::Node& at, const std::string& text) -> Status {
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t comma = text.find(',', start);
+      if (comma == std::string::npos) comma = text.size();
+      auto item = parse(std::string_view(text).substr(start, comma - start));
+      if (!item.ok()) return ctx.Error(at, path, item.status().message());
+      out.push_back(*std::move(item));
+      start = comma + 1;
+    }
+    return OkStatus();
+  };
   if (v.IsSequence()) {
     for (size_t i = 0; i < v.size(); ++i) {
       LENS_ASSIGN_OR_RETURN(
@@ -40,17 +80,55 @@ Status DecodeJobsList(const Ctx& ctx, const YAML::Node& v,
       if (item.find(',') != std::string::npos) {
         return ctx.Error(v[i], path, "an item must not contain a comma");
       }
-      joined += (joined.empty() ? "" : ",") + item;
+      LENS_RETURN_IF_ERROR(add(v[i], item));
     }
   } else {
-    LENS_ASSIGN_OR_RETURN(joined, Scalar(ctx, v, path, "a string or a list"));
+    LENS_ASSIGN_OR_RETURN(std::string text,
+                          Scalar(ctx, v, path, "a string or a list"));
+    LENS_RETURN_IF_ERROR(add(v, text));
   }
-  out->*field = joined;
-  Status s = out->Validate();
-  if (s.ok() || s.message().rfind(path.substr(path.rfind('.') + 1), 0) != 0) {
-    return OkStatus();
+  return out;
+}
+
+// "node=http(s)://host:port".
+StatusOr<NodeAgentTarget> ParseAgent(std::string_view item) {
+  const size_t eq = item.find('=');
+  if (eq == 0 || eq == std::string_view::npos ||
+      (item.substr(eq + 1).rfind("http://", 0) != 0 &&
+       item.substr(eq + 1).rfind("https://", 0) != 0)) {
+    return InvalidArgumentError("\"" + std::string(item) +
+                                "\" is not node=http(s)://host:port");
   }
-  return ctx.Error(v, path, s.message().substr(s.message().find(':') + 2));
+  return NodeAgentTarget{std::string(item.substr(0, eq)),
+                         std::string(item.substr(eq + 1))};
+}
+
+// "name=kind:/absolute/path".
+StatusOr<StorageMount> ParseMount(std::string_view item) {
+  const size_t eq = item.find('=');
+  const size_t colon = item.find(':', eq == std::string_view::npos ? 0 : eq);
+  if (eq == 0 || eq == std::string_view::npos ||
+      colon == std::string_view::npos || colon == eq + 1 ||
+      item.substr(colon + 1).rfind('/', 0) != 0) {
+    return InvalidArgumentError("\"" + std::string(item) +
+                                "\" is not name=kind:/absolute/path");
+  }
+  return StorageMount{std::string(item.substr(0, eq)),
+                      std::string(item.substr(eq + 1, colon - eq - 1)),
+                      std::string(item.substr(colon + 1))};
+}
+
+Status DecodeAgents(const Ctx& ctx, const YAML::Node& v,
+                    const std::string& path, Jobs* out) {
+  LENS_ASSIGN_OR_RETURN(out->agents, DecodeItems(ctx, v, path, &ParseAgent));
+  return OkStatus();
+}
+
+Status DecodeMounts(const Ctx& ctx, const YAML::Node& v,
+                    const std::string& path, Jobs* out) {
+  LENS_ASSIGN_OR_RETURN(out->storage_mounts,
+                        DecodeItems(ctx, v, path, &ParseMount));
+  return OkStatus();
 }
 
 constexpr FieldRule<JobsOptions> kJobsRules[] = {
@@ -77,33 +155,26 @@ constexpr FieldRule<JobsOptions> kJobsRules[] = {
     {"leaseNamespace", FieldText<JobsOptions, &JobsOptions::lease_namespace>},
     {"leaseName", FieldText<JobsOptions, &JobsOptions::lease_name>},
     {"identity", FieldText<JobsOptions, &JobsOptions::identity>},
-    {"agents", DecodeJobsList<&JobsOptions::agents>},
-    {"agentNamespace", FieldText<JobsOptions, &JobsOptions::agent_namespace>},
-    {"agentSelector", FieldText<JobsOptions, &JobsOptions::agent_selector>},
-    {"agentPort", FieldInt<JobsOptions, &JobsOptions::agent_port, 1, 65535>},
-    {"agentScheme", FieldText<JobsOptions, &JobsOptions::agent_scheme>},
     {"agentTokenFile", FieldText<JobsOptions, &JobsOptions::agent_token_file>},
-    {"agentCaFile", FieldText<JobsOptions, &JobsOptions::agent_ca_file>},
-    {"agentTlsServerName",
-     FieldText<JobsOptions, &JobsOptions::agent_tls_server_name>},
+    {"agents", Job<DecodeAgents>},
+    {"agentNamespace", Job<FieldText<Jobs, &Jobs::agent_namespace>>},
+    {"agentSelector", Job<FieldText<Jobs, &Jobs::agent_selector>>},
+    {"agentPort", Job<FieldInt<Jobs, &Jobs::agent_port, 1, 65535>>},
+    {"agentScheme", Job<FieldText<Jobs, &Jobs::agent_scheme>>},
+    {"agentCaFile", Job<FieldText<Jobs, &Jobs::agent_ca_file>>},
+    {"agentTlsServerName", Job<FieldText<Jobs, &Jobs::agent_tls_server_name>>},
     {"agentInsecureSkipTlsVerify",
-     FieldFlag<JobsOptions, &JobsOptions::agent_insecure_skip_tls_verify>},
-    {"agentTimeout", DecodeJobsDuration<&JobsOptions::agent_timeout>},
-    {"gpuAllocationInterval",
-     DecodeJobsDuration<&JobsOptions::gpu_allocation_interval>},
-    {"gpuConsumersInterval",
-     DecodeJobsDuration<&JobsOptions::gpu_consumers_interval>},
-    {"nodeInfoInterval", DecodeJobsDuration<&JobsOptions::node_info_interval>},
-    {"deviceInfoInterval",
-     DecodeJobsDuration<&JobsOptions::device_info_interval>},
-    {"workloadStatusInterval",
-     DecodeJobsDuration<&JobsOptions::workload_status_interval>},
-    {"podStatusInterval",
-     DecodeJobsDuration<&JobsOptions::pod_status_interval>},
-    {"storageScanInterval",
-     DecodeJobsDuration<&JobsOptions::storage_scan_interval>},
-    {"storageMounts", DecodeJobsList<&JobsOptions::storage_mounts>},
-    {"compatNames", FieldFlag<JobsOptions, &JobsOptions::compat_names>},
+     Job<FieldFlag<Jobs, &Jobs::agent_insecure_skip_tls_verify>>},
+    {"agentTimeout", Job<DecodeAgentTimeout>},
+    {"gpuAllocationInterval", Job<DecodeInterval<&Jobs::gpu_allocation>>},
+    {"gpuConsumersInterval", Job<DecodeInterval<&Jobs::gpu_consumers>>},
+    {"nodeInfoInterval", Job<DecodeInterval<&Jobs::node_info>>},
+    {"deviceInfoInterval", Job<DecodeInterval<&Jobs::device_info>>},
+    {"workloadStatusInterval", Job<DecodeInterval<&Jobs::workload_status>>},
+    {"podStatusInterval", Job<DecodeInterval<&Jobs::pod_status>>},
+    {"storageScanInterval", Job<DecodeInterval<&Jobs::storage_scan>>},
+    {"storageMounts", Job<DecodeMounts>},
+    {"compatNames", Job<FieldFlag<Jobs, &Jobs::compat_names>>},
 };
 
 }  // namespace
@@ -140,57 +211,10 @@ Status JobsOptions::Validate() const {
     return InvalidArgumentError(
         "kubeconfig: set either kubeconfig or inCluster, not both");
   }
-  if (agent_scheme != "http" && agent_scheme != "https") {
-    return InvalidArgumentError("agentScheme: must be http or https");
+  if (scheduled.agent_timeout < std::chrono::milliseconds(100)) {
+    return InvalidArgumentError("agentTimeout: must be at least 100ms");
   }
-  LENS_RETURN_IF_ERROR(ParseAgentList(agents).status());
-  LENS_RETURN_IF_ERROR(ParseStorageMounts(storage_mounts).status());
-  return OkStatus();
-}
-
-StatusOr<std::vector<std::pair<std::string, std::string>>>
-JobsOptions::ParseAgentList(std::string_view text) {
-  std::vector<std::pair<std::string, std::string>> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string_view::npos) comma = text.size();
-    const std::string_view item = text.substr(start, comma - start);
-    const size_t eq = item.find('=');
-    if (eq == 0 || eq == std::string_view::npos ||
-        (item.substr(eq + 1).rfind("http://", 0) != 0 &&
-         item.substr(eq + 1).rfind("https://", 0) != 0)) {
-      return InvalidArgumentError("agents: \"" + std::string(item) +
-                                  "\" is not node=http(s)://host:port");
-    }
-    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-    start = comma + 1;
-  }
-  return out;
-}
-
-StatusOr<std::vector<std::array<std::string, 3>>>
-JobsOptions::ParseStorageMounts(std::string_view text) {
-  std::vector<std::array<std::string, 3>> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string_view::npos) comma = text.size();
-    const std::string_view item = text.substr(start, comma - start);
-    const size_t eq = item.find('=');
-    const size_t colon = item.find(':', eq == std::string_view::npos ? 0 : eq);
-    if (eq == 0 || eq == std::string_view::npos ||
-        colon == std::string_view::npos || colon == eq + 1 ||
-        item.substr(colon + 1).rfind('/', 0) != 0) {
-      return InvalidArgumentError("storageMounts: \"" + std::string(item) +
-                                  "\" is not name=kind:/absolute/path");
-    }
-    out.push_back({std::string(item.substr(0, eq)),
-                   std::string(item.substr(eq + 1, colon - eq - 1)),
-                   std::string(item.substr(colon + 1))});
-    start = comma + 1;
-  }
-  return out;
+  return scheduled.Validate();
 }
 
 }  // namespace lens

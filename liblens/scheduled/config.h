@@ -4,15 +4,11 @@
 #ifndef LENS_SCHEDULED_CONFIG_H_
 #define LENS_SCHEDULED_CONFIG_H_
 
-#include <array>
-#include <chrono>
 #include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
 
 #include "core/config_section.h"
 #include "lens/status.h"
+#include "scheduled/jobs.h"
 
 namespace lens {
 
@@ -59,44 +55,22 @@ struct JobsOptions {
   std::string lease_namespace = "lens";
   std::string lease_name = "lens-jobs";
   std::string identity;
-  // `agents`: the node agents as "node=url" items, comma-separated (or a
-  // YAML list of them); empty: the pods matching `agentSelector` in
-  // `agentNamespace`, at their pod IP and `agentPort` over `agentScheme`.
-  std::string agents;
-  std::string agent_namespace = "lens";
-  std::string agent_selector = "app.kubernetes.io/name=lens-node-agent";
-  int agent_port = 8989;
-  std::string agent_scheme = "http";
-  // `agentTokenFile`: the agents' bearer token; `agentCaFile`: their CA;
-  // `agentTlsServerName`: the name their certificate holds, verified in
-  // place of the pod IP; `agentInsecureSkipTlsVerify`; `agentTimeout` per
-  // request.
+  // `agentTokenFile`: the agents' bearer token (read into
+  // scheduled.agent_token when the service is built).
   std::string agent_token_file;
-  std::string agent_ca_file;
-  std::string agent_tls_server_name;
-  bool agent_insecure_skip_tls_verify = false;
-  std::chrono::milliseconds agent_timeout{5000};
-  // `<job>Interval`: how often each job runs (a run may take 90% of it).
-  std::chrono::milliseconds gpu_allocation_interval{30000};
-  std::chrono::milliseconds gpu_consumers_interval{30000};
-  std::chrono::milliseconds node_info_interval{10000};
-  std::chrono::milliseconds device_info_interval{10000};
-  std::chrono::milliseconds workload_status_interval{20000};
-  std::chrono::milliseconds pod_status_interval{5000};
-  std::chrono::milliseconds storage_scan_interval{60000};
-  // `storageMounts`: "name=kind:/path" items, comma-separated (or a list).
-  std::string storage_mounts;
-  // `compatNames`: also the original's metric names.
-  bool compat_names = false;
+  // The jobs themselves, decoded into the jobs' own options (their defaults
+  // are those of ScheduledJobsOptions, spelled once, in scheduled/jobs.h):
+  // `agents` ("node=url" items, comma-separated, or a YAML list; empty: the
+  // pods matching `agentSelector` in `agentNamespace`, at their pod IP and
+  // `agentPort` over `agentScheme`), `agentCaFile`, `agentTlsServerName`,
+  // `agentInsecureSkipTlsVerify`, `agentTimeout` (per request),
+  // `<job>Interval` (how often each job runs; a run may take 90% of it),
+  // `storageMounts` ("name=kind:/path" items) and `compatNames` (also the
+  // original's metric names).
+  ScheduledJobsOptions scheduled;
 
-  // The items of `agents` as (node, url), of `storageMounts` as (name,
-  // kind, path). InvalidArgument naming the key and the item.
-  static StatusOr<std::vector<std::pair<std::string, std::string>>>
-  ParseAgentList(std::string_view text);
-  static StatusOr<std::vector<std::array<std::string, 3>>> ParseStorageMounts(
-      std::string_view text);
-
-  // InvalidArgument naming the key.
+  // InvalidArgument naming the key. Beyond the jobs' own rules, the file
+  // holds intervals and the agents' timeout to at least 100ms.
   Status Validate() const;
 };
 

@@ -18,6 +18,7 @@
 #ifndef LENS_SCHEDULED_JOBS_H_
 #define LENS_SCHEDULED_JOBS_H_
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -50,9 +51,17 @@ struct StorageMount {
 struct JobSchedule {
   std::chrono::milliseconds interval;
   std::chrono::milliseconds timeout;
+
+  // Every `interval`, a run taking at most 90% of it (at least 10ms): the
+  // schedule of each `<job>Interval` key (docs/jobs.md).
+  static JobSchedule Every(std::chrono::milliseconds interval) {
+    return {interval,
+            std::max(std::chrono::milliseconds(10), interval * 9 / 10)};
+  }
 };
 
-// What the jobs read and how. Plain value.
+// What the jobs read and how. Plain value; the `jobs:` section of the
+// configuration file decodes its keys into one (scheduled/config.h).
 struct ScheduledJobsOptions {
   // Node agents: this static list, or (empty list and a Kubernetes client)
   // the pods matching `agent_selector` in `agent_namespace`, reached at
@@ -73,15 +82,13 @@ struct ScheduledJobsOptions {
   std::chrono::milliseconds agent_timeout{5000};
   int agent_concurrency = 16;  // agents read at once
 
-  JobSchedule gpu_allocation{std::chrono::seconds(30),
-                             std::chrono::seconds(25)};
-  JobSchedule gpu_consumers{std::chrono::seconds(30), std::chrono::seconds(25)};
-  JobSchedule node_info{std::chrono::seconds(10), std::chrono::seconds(9)};
-  JobSchedule device_info{std::chrono::seconds(10), std::chrono::seconds(9)};
-  JobSchedule workload_status{std::chrono::seconds(20),
-                              std::chrono::seconds(18)};
-  JobSchedule pod_status{std::chrono::seconds(5), std::chrono::seconds(5)};
-  JobSchedule storage_scan{std::chrono::seconds(60), std::chrono::seconds(30)};
+  JobSchedule gpu_allocation = JobSchedule::Every(std::chrono::seconds(30));
+  JobSchedule gpu_consumers = JobSchedule::Every(std::chrono::seconds(30));
+  JobSchedule node_info = JobSchedule::Every(std::chrono::seconds(10));
+  JobSchedule device_info = JobSchedule::Every(std::chrono::seconds(10));
+  JobSchedule workload_status = JobSchedule::Every(std::chrono::seconds(20));
+  JobSchedule pod_status = JobSchedule::Every(std::chrono::seconds(5));
+  JobSchedule storage_scan = JobSchedule::Every(std::chrono::seconds(60));
   // How long the allocation history is kept.
   std::chrono::hours allocation_history{24 * 7};
   // Storage the scan reports beside the cluster's CSI drivers and volumes.

@@ -1,6 +1,7 @@
 // lens-api's options from the config: the `api:` and `database:` sections,
 // the token files read.
 #include "service/api_service.h"
+#include "service/service_host.h"
 
 namespace lens {
 
@@ -18,16 +19,9 @@ StatusOr<ApiServiceOptions> ApiServiceOptionsFromConfig(const Config& config) {
   const ApiConfigOptions& c = config.api;
   ApiServiceOptions o;
   o.database_url = config.database.url;
-  if (!c.bearer_token_file.empty()) {
-    LENS_ASSIGN_OR_RETURN(
-        o.http.bearer_token,
-        ReadBearerTokenFile(c.bearer_token_file, "api.bearerTokenFile"));
-  }
-  o.http.listen = c.listen;
-  o.http.public_paths = {"/healthz", "/readyz"};
-  o.http.priority_paths = {"/metrics", "/healthz", "/readyz"};
-  o.http.tls_cert_file = c.tls_cert_file;
-  o.http.tls_key_file = c.tls_key_file;
+  LENS_ASSIGN_OR_RETURN(
+      o.http, service::ServiceHttpOptions("api", c.listen, c.bearer_token_file,
+                                          c.tls_cert_file, c.tls_key_file));
   // Browsers behind one ingress or proxy share its address: a per-peer cap
   // well above the node daemons' 64, still short of the whole cap so that
   // one host cannot hold every connection. Handlers wait on the store, so

@@ -58,25 +58,14 @@ StatusOr<ControllerServiceOptions> ControllerServiceOptionsFromConfig(
         "controller: no API server: set controller.kubeconfig (--kubeconfig) "
         "or controller.inCluster (--in-cluster)");
   }
-  std::string token;
-  if (!c.bearer_token_file.empty()) {
-    LENS_ASSIGN_OR_RETURN(
-        token,
-        ReadBearerTokenFile(c.bearer_token_file, "controller.bearerTokenFile"));
-  }
-  o.http.listen = c.listen_http;
-  o.http.bearer_token = token;
-  o.http.public_paths = {"/healthz", "/readyz"};
-  o.http.priority_paths = {"/metrics", "/healthz", "/readyz"};
-  o.http.tls_cert_file = c.tls_cert_file;
-  o.http.tls_key_file = c.tls_key_file;
+  LENS_ASSIGN_OR_RETURN(
+      o.http, service::ServiceHttpOptions("controller", c.listen_http,
+                                          c.bearer_token_file, c.tls_cert_file,
+                                          c.tls_key_file));
   o.gpu_resources = SplitCommas(c.gpu_resources);
   o.leader_election = c.leader_election;
-  o.leader.namespace_name = c.lease_namespace;
-  o.leader.lease_name = c.lease_name;
-  o.leader.identity = c.identity.empty()
-                          ? DefaultLeaderIdentity("lens-controller")
-                          : c.identity;
+  o.leader = service::ServiceLeaderOptions(c.lease_namespace, c.lease_name,
+                                           c.identity, "lens-controller");
   LENS_RETURN_IF_ERROR(o.Validate());
   return o;
 }

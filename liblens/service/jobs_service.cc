@@ -3,19 +3,10 @@
 // routes, from one options struct.
 #include "service/jobs_service.h"
 
-#include <algorithm>
-
 #include "lens/store.h"
 #include "service/service_host.h"
 
 namespace lens {
-namespace {
-
-std::chrono::milliseconds TimeoutOf(std::chrono::milliseconds interval) {
-  return std::max(std::chrono::milliseconds(10), interval * 9 / 10);
-}
-
-}  // namespace
 
 Status JobsServiceOptions::Validate() const {
   if (database_url.empty()) return InvalidArgumentError("database: empty URL");
@@ -36,13 +27,11 @@ StatusOr<JobsServiceOptions> JobsServiceOptionsFromConfig(
   const JobsOptions& j = config.jobs;
   JobsServiceOptions o;
   o.database_url = config.database.url;
-  std::string token;
-  if (!j.bearer_token_file.empty()) {
-    LENS_ASSIGN_OR_RETURN(token, ReadBearerTokenFile(j.bearer_token_file,
-                                                     "jobs.bearerTokenFile"));
-  }
+  LENS_ASSIGN_OR_RETURN(o.http, service::ServiceHttpOptions(
+                                    "jobs", j.listen_http, j.bearer_token_file,
+                                    j.tls_cert_file, j.tls_key_file));
   o.events.listen = j.listen_grpc;
-  o.events.bearer_token = token;
+  o.events.bearer_token = o.http.bearer_token;
   o.events.tls_cert_file = j.tls_cert_file;
   o.events.tls_key_file = j.tls_key_file;
   o.events.max_streams = j.max_agent_streams;
@@ -54,12 +43,6 @@ StatusOr<JobsServiceOptions> JobsServiceOptionsFromConfig(
   o.events.accept_shared_token = j.accept_shared_agent_token;
   o.events.max_queued_bytes = static_cast<size_t>(j.max_queue_bytes);
   o.events.max_snapshot_bytes = static_cast<size_t>(j.max_snapshot_bytes);
-  o.http.listen = j.listen_http;
-  o.http.bearer_token = token;
-  o.http.public_paths = {"/healthz", "/readyz"};
-  o.http.priority_paths = {"/metrics", "/healthz", "/readyz"};
-  o.http.tls_cert_file = j.tls_cert_file;
-  o.http.tls_key_file = j.tls_key_file;
   o.scheduled_jobs = j.scheduled_jobs;
   if (j.in_cluster) {
     LENS_ASSIGN_OR_RETURN(o.kube, InClusterConnection());
@@ -67,42 +50,14 @@ StatusOr<JobsServiceOptions> JobsServiceOptionsFromConfig(
     LENS_ASSIGN_OR_RETURN(o.kube, LoadKubeconfig(j.kubeconfig, j.context));
   }
   o.leader_election = j.leader_election;
-  o.leader.namespace_name = j.lease_namespace;
-  o.leader.lease_name = j.lease_name;
-  o.leader.identity =
-      j.identity.empty() ? DefaultLeaderIdentity("lens-jobs") : j.identity;
-  ScheduledJobsOptions& s = o.jobs;
-  LENS_ASSIGN_OR_RETURN(auto agents, JobsOptions::ParseAgentList(j.agents));
-  for (auto& [node, url] : agents) s.agents.push_back({node, url});
-  s.agent_namespace = j.agent_namespace;
-  s.agent_selector = j.agent_selector;
-  s.agent_port = j.agent_port;
-  s.agent_scheme = j.agent_scheme;
+  o.leader = service::ServiceLeaderOptions(j.lease_namespace, j.lease_name,
+                                           j.identity, "lens-jobs");
+  o.jobs = j.scheduled;
   if (!j.agent_token_file.empty()) {
     LENS_ASSIGN_OR_RETURN(
-        s.agent_token,
+        o.jobs.agent_token,
         ReadBearerTokenFile(j.agent_token_file, "jobs.agentTokenFile"));
   }
-  s.agent_ca_file = j.agent_ca_file;
-  s.agent_tls_server_name = j.agent_tls_server_name;
-  s.agent_insecure_skip_tls_verify = j.agent_insecure_skip_tls_verify;
-  s.agent_timeout = j.agent_timeout;
-  auto schedule = [](std::chrono::milliseconds interval) {
-    return JobSchedule{interval, TimeoutOf(interval)};
-  };
-  s.gpu_allocation = schedule(j.gpu_allocation_interval);
-  s.gpu_consumers = schedule(j.gpu_consumers_interval);
-  s.node_info = schedule(j.node_info_interval);
-  s.device_info = schedule(j.device_info_interval);
-  s.workload_status = schedule(j.workload_status_interval);
-  s.pod_status = schedule(j.pod_status_interval);
-  s.storage_scan = schedule(j.storage_scan_interval);
-  LENS_ASSIGN_OR_RETURN(auto mounts,
-                        JobsOptions::ParseStorageMounts(j.storage_mounts));
-  for (auto& [name, kind, path] : mounts) {
-    s.storage_mounts.push_back({name, kind, path});
-  }
-  s.compat_names = j.compat_names;
   LENS_RETURN_IF_ERROR(o.Validate());
   return o;
 }

@@ -4,6 +4,7 @@
 
 #include "lens/kube.h"
 #include "service/multicluster_service.h"
+#include "service/service_host.h"
 
 namespace lens {
 
@@ -60,21 +61,12 @@ StatusOr<MultiClusterServiceOptions> MultiClusterServiceOptionsFromConfig(
   o.members.storage_secret = c.storage_secret;
   o.refresh = c.refresh;
   o.leader_election = c.leader_election;
-  o.leader.namespace_name = c.lease_namespace;
-  o.leader.lease_name = c.lease_name;
-  o.leader.identity = c.identity.empty()
-                          ? DefaultLeaderIdentity("lens-multicluster")
-                          : c.identity;
-  if (!c.bearer_token_file.empty()) {
-    LENS_ASSIGN_OR_RETURN(o.http.bearer_token,
-                          ReadBearerTokenFile(c.bearer_token_file,
-                                              "multiCluster.bearerTokenFile"));
-  }
-  o.http.listen = c.listen_address;
-  o.http.public_paths = {"/healthz", "/readyz"};
-  o.http.priority_paths = {"/metrics", "/healthz", "/readyz"};
-  o.http.tls_cert_file = c.tls_cert_file;
-  o.http.tls_key_file = c.tls_key_file;
+  o.leader = service::ServiceLeaderOptions(c.lease_namespace, c.lease_name,
+                                           c.identity, "lens-multicluster");
+  LENS_ASSIGN_OR_RETURN(
+      o.http, service::ServiceHttpOptions("multiCluster", c.listen_address,
+                                          c.bearer_token_file, c.tls_cert_file,
+                                          c.tls_key_file));
   // Prometheus and the kubelet's probes: nothing else calls it.
   o.http.threads = 1;
   // One address cannot take every slot from the scraper: a fraction each.

@@ -29,8 +29,8 @@ void UseStateDirWhenUnset(Config* c) {
   std::filesystem::create_directories(dir, ec);
   if (ec) return;
   c->database.url = "sqlite://" + dir + "/lens.db";
-  if (c->telemetry.queue_dir == TelemetryConfigOptions{}.queue_dir) {
-    c->telemetry.queue_dir = dir + "/telemetry";
+  if (c->telemetry.processor.queue_dir == TelemetryOptions{}.queue_dir) {
+    c->telemetry.processor.queue_dir = dir + "/telemetry";
   }
 }
 
@@ -81,10 +81,10 @@ StatusOr<std::unique_ptr<TelemetryService>> StartUpTelemetry(
     const NodeService& node, const std::string& node_name,
     std::chrono::milliseconds interval) {
   Config c = config;
-  c.telemetry.sample_history = true;
-  c.telemetry.logs = true;
+  c.telemetry.processor.sample_history = true;
+  c.telemetry.processor.logs = true;
   // The history keeps the selected series only: the flows too, here.
-  auto& prefixes = c.telemetry.series.metric_prefixes;
+  auto& prefixes = c.telemetry.processor.series.metric_prefixes;
   if (!prefixes.empty()) prefixes.push_back("lens_tcp_flow_");
   LENS_ASSIGN_OR_RETURN(TelemetryServiceOptions o,
                         TelemetryServiceOptionsFromConfig(c));
@@ -110,7 +110,8 @@ StatusOr<JobsServiceOptions> UpJobsOptions(const Config& config,
   c.jobs.context = config.controller.context;
   c.jobs.leader_election = false;
   c.jobs.agent_token_file = config.node_exporter.bearer_token_file;
-  c.jobs.agents = node.agent() ? node_name + "=" + node.url() : "";
+  c.jobs.scheduled.agents.clear();
+  if (node.agent()) c.jobs.scheduled.agents.push_back({node_name, node.url()});
   return JobsServiceOptionsFromConfig(c);
 }
 

@@ -107,4 +107,34 @@ uint64_t ServiceHost::leader_transitions() const {
   return elector_ ? elector_->transitions() : 0;
 }
 
+StatusOr<HttpServerOptions> ServiceHttpOptions(
+    std::string_view section, const std::string& listen,
+    const std::string& token_file, const std::string& tls_cert_file,
+    const std::string& tls_key_file) {
+  HttpServerOptions o;
+  if (!token_file.empty()) {
+    LENS_ASSIGN_OR_RETURN(
+        o.bearer_token,
+        ReadBearerTokenFile(token_file,
+                            std::string(section) + ".bearerTokenFile"));
+  }
+  o.listen = listen;
+  o.public_paths = {"/healthz", "/readyz"};
+  o.priority_paths = {"/metrics", "/healthz", "/readyz"};
+  o.tls_cert_file = tls_cert_file;
+  o.tls_key_file = tls_key_file;
+  return o;
+}
+
+KubeLeaderOptions ServiceLeaderOptions(const std::string& lease_namespace,
+                                       const std::string& lease_name,
+                                       const std::string& identity,
+                                       std::string_view fallback) {
+  KubeLeaderOptions o;
+  o.namespace_name = lease_namespace;
+  o.lease_name = lease_name;
+  o.identity = identity.empty() ? DefaultLeaderIdentity(fallback) : identity;
+  return o;
+}
+
 }  // namespace lens::service

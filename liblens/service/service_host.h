@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "http/http.h"
 #include "lens/kube.h"
@@ -85,6 +86,25 @@ class ServiceHost {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+// A service's HTTP surface from its section's keys: `listen`, the bearer
+// token read from `token_file` (none when empty; errors name
+// `<section>.bearerTokenFile` and the file, never a token), the TLS files.
+// /healthz and /readyz answer without the token; /metrics, /healthz and
+// /readyz are served first under load.
+StatusOr<HttpServerOptions> ServiceHttpOptions(std::string_view section,
+                                               const std::string& listen,
+                                               const std::string& token_file,
+                                               const std::string& tls_cert_file,
+                                               const std::string& tls_key_file);
+
+// A service's leader election from its section's keys: the Lease
+// `lease_namespace`/`lease_name`, and this replica's `identity` (empty:
+// DefaultLeaderIdentity(fallback), from $POD_NAME or the host name).
+KubeLeaderOptions ServiceLeaderOptions(const std::string& lease_namespace,
+                                       const std::string& lease_name,
+                                       const std::string& identity,
+                                       std::string_view fallback);
 
 }  // namespace lens::service
 

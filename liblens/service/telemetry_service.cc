@@ -63,19 +63,11 @@ StatusOr<TelemetryServiceOptions> TelemetryServiceOptionsFromConfig(
   const TelemetryConfigOptions& c = config.telemetry;
   TelemetryServiceOptions o;
   o.database_url = config.database.url;
-  if (!c.bearer_token_file.empty()) {
-    LENS_ASSIGN_OR_RETURN(
-        o.http.bearer_token,
-        ReadBearerTokenFile(c.bearer_token_file, "telemetry.bearerTokenFile"));
-  }
-  o.http.listen = c.listen;
-  o.http.public_paths = {"/healthz", "/readyz"};
-  o.http.priority_paths = {"/metrics", "/healthz", "/readyz"};
-  o.http.tls_cert_file = c.tls_cert_file;
-  o.http.tls_key_file = c.tls_key_file;
+  LENS_ASSIGN_OR_RETURN(o.http, service::ServiceHttpOptions(
+                                    "telemetry", c.listen, c.bearer_token_file,
+                                    c.tls_cert_file, c.tls_key_file));
   TelemetryOptions& t = o.telemetry;
-  t.max_body_bytes = c.max_request_bytes;
-  t.max_uncompressed_bytes = c.max_request_bytes * 4;
+  t = c.processor;
   std::string forward_token;
   if (!c.forward_token_file.empty()) {
     LENS_ASSIGN_OR_RETURN(forward_token,
@@ -87,19 +79,6 @@ StatusOr<TelemetryServiceOptions> TelemetryServiceOptionsFromConfig(
                          c.forward_insecure_skip_tls_verify,
                          c.forward_timeout});
   }
-  t.queue_dir = c.queue_dir;
-  t.queue_max_bytes = c.queue_max_bytes;
-  t.queue_fsync = c.queue_fsync;
-  t.series = c.series;
-  t.compat_names = c.compat_names;
-  t.ownership_refresh = c.ownership_refresh;
-  t.ownership_history = c.ownership_history;
-  t.sample_history = c.sample_history;
-  t.sample_resolution = c.sample_resolution;
-  t.sample_retention = c.sample_retention;
-  t.sample_max_series = static_cast<size_t>(c.sample_max_series);
-  t.logs = c.logs;
-  t.self_pod_prefixes = c.self_pod_prefixes;
   LENS_RETURN_IF_ERROR(o.Validate());
   return o;
 }

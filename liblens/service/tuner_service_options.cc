@@ -1,5 +1,6 @@
 // lens-tuner's options from the config: the `tuner:` section, the token
 // file read.
+#include "service/service_host.h"
 #include "service/tuner_service.h"
 
 namespace lens {
@@ -20,16 +21,10 @@ StatusOr<TunerServiceOptions> TunerServiceOptionsFromConfig(
   TunerServiceOptions o;
   o.spec = TuningSpecFromConfig(c);
   o.interval = c.interval;
-  if (!c.bearer_token_file.empty()) {
-    LENS_ASSIGN_OR_RETURN(
-        o.http.bearer_token,
-        ReadBearerTokenFile(c.bearer_token_file, "tuner.bearerTokenFile"));
-  }
-  o.http.listen = c.listen_address;
-  o.http.public_paths = {"/healthz", "/readyz"};
-  o.http.priority_paths = {"/metrics", "/healthz"};
-  o.http.tls_cert_file = c.tls_cert_file;
-  o.http.tls_key_file = c.tls_key_file;
+  LENS_ASSIGN_OR_RETURN(
+      o.http, service::ServiceHttpOptions("tuner", c.listen_address,
+                                          c.bearer_token_file, c.tls_cert_file,
+                                          c.tls_key_file));
   // Prometheus and a probe: nothing else talks to a node's tuner.
   o.http.threads = 1;
   // One address cannot take every slot from the scraper: a fraction each.

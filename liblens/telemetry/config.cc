@@ -46,65 +46,96 @@ StatusOr<uint64_t> ParseBytes(std::string_view text) {
   return InvalidArgumentError(bad);
 }
 
-template <uint64_t T::*field>
+using P = TelemetryOptions;
+
+// A key decoded into the processor's options.
+template <auto decode>
+Status Processor(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+                 T* out) {
+  return Within<T, &T::processor, decode>(ctx, v, path, out);
+}
+
+// A key decoded into the processor's options, then checked with the
+// section's rules at its value (FieldChecked).
+template <auto decode>
+Status Checked(const Ctx& ctx, const YAML::Node& v, const std::string& path,
+               T* out) {
+  return FieldChecked<T, Processor<decode>>(ctx, v, path, out);
+}
+
+template <uint64_t P::*field>
 Status DecodeSize(const Ctx& ctx, const YAML::Node& v, const std::string& path,
-                  T* out) {
+                  P* out) {
   LENS_ASSIGN_OR_RETURN(
       out->*field, DecodeWith<uint64_t>(ctx, v, path, "a size", &ParseBytes));
   return OkStatus();
 }
 
-// The same for a key of the series labels.
+// `maxRequestBytes`: the body's bound, and 4 times it for what its snappy
+// header may declare.
+Status DecodeRequestBytes(const Ctx& ctx, const YAML::Node& v,
+                          const std::string& path, P* out) {
+  LENS_ASSIGN_OR_RETURN(
+      uint64_t bytes,
+      DecodeWith<uint64_t>(ctx, v, path, "a size", &ParseBytes));
+  if (bytes < 1024 || bytes > (uint64_t{1} << 30)) {
+    return ctx.Error(v, path, "must be in 1KiB..1GiB");
+  }
+  out->max_body_bytes = static_cast<size_t>(bytes);
+  out->max_uncompressed_bytes = static_cast<size_t>(bytes) * 4;
+  return OkStatus();
+}
+
+Status DecodeMaxSeries(const Ctx& ctx, const YAML::Node& v,
+                       const std::string& path, P* out) {
+  LENS_ASSIGN_OR_RETURN(int n, DecodeInt(ctx, v, path, 1, 100'000'000));
+  out->sample_max_series = static_cast<size_t>(n);
+  return OkStatus();
+}
+
+// A key of the series labels.
 template <std::vector<std::string> SeriesIdentityLabels::*field>
 Status DecodeSeriesList(const Ctx& ctx, const YAML::Node& v,
-                        const std::string& path, T* out) {
+                        const std::string& path, P* out) {
   LENS_ASSIGN_OR_RETURN(out->series.*field, ListOf(ctx, v, path));
   return OkStatus();
 }
+
+using L = SeriesIdentityLabels;
 
 constexpr FieldRule<T> kTelemetryRules[] = {
     {"listen", FieldChecked<T, FieldText<T, &T::listen>>},
     {"bearerTokenFile", FieldText<T, &T::bearer_token_file>},
     {"tlsCertFile", FieldText<T, &T::tls_cert_file>},
     {"tlsKeyFile", FieldText<T, &T::tls_key_file>},
-    {"maxRequestBytes", FieldChecked<T, DecodeSize<&T::max_request_bytes>>},
+    {"maxRequestBytes", Processor<DecodeRequestBytes>},
     {"forward", FieldChecked<T, FieldList<T, &T::forward>>},
     {"forwardTokenFile", FieldText<T, &T::forward_token_file>},
     {"forwardCaFile", FieldText<T, &T::forward_ca_file>},
     {"forwardInsecureSkipTlsVerify",
      FieldFlag<T, &T::forward_insecure_skip_tls_verify>},
     {"forwardTimeout", FieldChecked<T, FieldDuration<T, &T::forward_timeout>>},
-    {"queueDir", FieldText<T, &T::queue_dir>},
-    {"queueMaxBytes", FieldChecked<T, DecodeSize<&T::queue_max_bytes>>},
-    {"queueFsync", FieldFlag<T, &T::queue_fsync>},
-    {"metricPrefixes",
-     DecodeSeriesList<&SeriesIdentityLabels::metric_prefixes>},
-    {"namespaceLabels",
-     FieldChecked<T,
-                  DecodeSeriesList<&SeriesIdentityLabels::namespace_labels>>},
-    {"podLabels",
-     FieldChecked<T, DecodeSeriesList<&SeriesIdentityLabels::pod_labels>>},
-    {"nodeLabels",
-     FieldChecked<T, DecodeSeriesList<&SeriesIdentityLabels::node_labels>>},
-    {"gpuIndexLabels",
-     DecodeSeriesList<&SeriesIdentityLabels::gpu_index_labels>},
-    {"gpuSerialLabels",
-     DecodeSeriesList<&SeriesIdentityLabels::gpu_serial_labels>},
-    {"gpuBdfLabels", DecodeSeriesList<&SeriesIdentityLabels::gpu_bdf_labels>},
-    {"gpuUuidLabels", DecodeSeriesList<&SeriesIdentityLabels::gpu_uuid_labels>},
-    {"rdmaDeviceLabels",
-     DecodeSeriesList<&SeriesIdentityLabels::rdma_device_labels>},
-    {"compatNames", FieldFlag<T, &T::compat_names>},
-    {"ownershipRefresh",
-     FieldChecked<T, FieldDuration<T, &T::ownership_refresh>>},
-    {"ownershipHistory", FieldDuration<T, &T::ownership_history>},
-    {"sampleHistory", FieldFlag<T, &T::sample_history>},
-    {"sampleResolution",
-     FieldChecked<T, FieldDuration<T, &T::sample_resolution>>},
-    {"sampleRetention", FieldDuration<T, &T::sample_retention>},
-    {"sampleMaxSeries", FieldInt<T, &T::sample_max_series, 1, 100'000'000>},
-    {"logs", FieldFlag<T, &T::logs>},
-    {"selfPodPrefixes", FieldList<T, &T::self_pod_prefixes>},
+    {"queueDir", Processor<FieldText<P, &P::queue_dir>>},
+    {"queueMaxBytes", Checked<DecodeSize<&P::queue_max_bytes>>},
+    {"queueFsync", Processor<FieldFlag<P, &P::queue_fsync>>},
+    {"metricPrefixes", Processor<DecodeSeriesList<&L::metric_prefixes>>},
+    {"namespaceLabels", Checked<DecodeSeriesList<&L::namespace_labels>>},
+    {"podLabels", Checked<DecodeSeriesList<&L::pod_labels>>},
+    {"nodeLabels", Checked<DecodeSeriesList<&L::node_labels>>},
+    {"gpuIndexLabels", Processor<DecodeSeriesList<&L::gpu_index_labels>>},
+    {"gpuSerialLabels", Processor<DecodeSeriesList<&L::gpu_serial_labels>>},
+    {"gpuBdfLabels", Processor<DecodeSeriesList<&L::gpu_bdf_labels>>},
+    {"gpuUuidLabels", Processor<DecodeSeriesList<&L::gpu_uuid_labels>>},
+    {"rdmaDeviceLabels", Processor<DecodeSeriesList<&L::rdma_device_labels>>},
+    {"compatNames", Processor<FieldFlag<P, &P::compat_names>>},
+    {"ownershipRefresh", Checked<FieldDuration<P, &P::ownership_refresh>>},
+    {"ownershipHistory", Processor<FieldDuration<P, &P::ownership_history>>},
+    {"sampleHistory", Processor<FieldFlag<P, &P::sample_history>>},
+    {"sampleResolution", Checked<FieldDuration<P, &P::sample_resolution>>},
+    {"sampleRetention", Processor<FieldDuration<P, &P::sample_retention>>},
+    {"sampleMaxSeries", Processor<DecodeMaxSeries>},
+    {"logs", Processor<FieldFlag<P, &P::logs>>},
+    {"selfPodPrefixes", Processor<FieldList<P, &P::self_pod_prefixes>>},
 };
 
 }  // namespace
@@ -117,7 +148,8 @@ constinit const SectionSpec<TelemetryConfigOptions> kTelemetrySection{
 Status TelemetryConfigOptions::Validate() const {
   LENS_RETURN_IF_ERROR(
       config::ValidateListenAddress(listen, true).WithContext("listen"));
-  if (max_request_bytes < 1024 || max_request_bytes > (uint64_t{1} << 30)) {
+  const TelemetryOptions& p = processor;
+  if (p.max_body_bytes < 1024 || p.max_body_bytes > (size_t{1} << 30)) {
     return InvalidArgumentError("maxRequestBytes: must be in 1KiB..1GiB");
   }
   for (const std::string& url : forward) {
@@ -129,29 +161,29 @@ Status TelemetryConfigOptions::Validate() const {
   if (forward_timeout < std::chrono::milliseconds(100)) {
     return InvalidArgumentError("forwardTimeout: must be at least 100ms");
   }
-  if (queue_max_bytes < (uint64_t{1} << 20)) {
+  if (p.queue_max_bytes < (uint64_t{1} << 20)) {
     return InvalidArgumentError("queueMaxBytes: must be at least 1MiB");
   }
   for (const auto& [key, list] :
-       {std::pair{"namespaceLabels", &series.namespace_labels},
-        std::pair{"podLabels", &series.pod_labels},
-        std::pair{"nodeLabels", &series.node_labels}}) {
+       {std::pair{"namespaceLabels", &p.series.namespace_labels},
+        std::pair{"podLabels", &p.series.pod_labels},
+        std::pair{"nodeLabels", &p.series.node_labels}}) {
     if (list->empty()) {
       return InvalidArgumentError(std::string(key) +
                                   ": needs at least one label name");
     }
   }
-  if (ownership_refresh < std::chrono::milliseconds(100)) {
+  if (p.ownership_refresh < std::chrono::milliseconds(100)) {
     return InvalidArgumentError("ownershipRefresh: must be at least 100ms");
   }
-  if (ownership_history < ownership_refresh) {
+  if (p.ownership_history < p.ownership_refresh) {
     return InvalidArgumentError(
         "ownershipHistory: must be at least ownershipRefresh");
   }
-  if (sample_resolution < std::chrono::seconds(1)) {
+  if (p.sample_resolution < std::chrono::seconds(1)) {
     return InvalidArgumentError("sampleResolution: must be at least 1s");
   }
-  if (sample_retention < sample_resolution) {
+  if (p.sample_retention < p.sample_resolution) {
     return InvalidArgumentError(
         "sampleRetention: must be at least sampleResolution");
   }

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "telemetry/config.h"
 #include "telemetry/ownership.h"
 #include "telemetry/remote_write.h"
+#include "telemetry/series_labels.h"
 
 namespace lens::telemetry {
 

@@ -29,7 +29,7 @@
 
 #include "lens/model.h"
 #include "lens/status.h"
-#include "telemetry/config.h"
+#include "telemetry/series_labels.h"
 
 namespace lens {
 

@@ -27,11 +27,13 @@ TEST(ConfigJobsTest, DefaultsAreTheDocumentedOnes) {
   EXPECT_TRUE(j.scheduled_jobs);
   EXPECT_TRUE(j.leader_election);
   EXPECT_EQ(j.lease_name, "lens-jobs");
-  EXPECT_EQ(j.agent_selector, "app.kubernetes.io/name=lens-node-agent");
-  EXPECT_EQ(j.agent_port, 8989);
-  EXPECT_EQ(j.gpu_allocation_interval, std::chrono::seconds(30));
-  EXPECT_EQ(j.pod_status_interval, std::chrono::seconds(5));
-  EXPECT_EQ(j.storage_scan_interval, std::chrono::seconds(60));
+  EXPECT_EQ(j.scheduled.agent_selector,
+            "app.kubernetes.io/name=lens-node-agent");
+  EXPECT_EQ(j.scheduled.agent_port, 8989);
+  EXPECT_EQ(j.scheduled.gpu_allocation.interval, std::chrono::seconds(30));
+  EXPECT_EQ(j.scheduled.gpu_allocation.timeout, std::chrono::seconds(27));
+  EXPECT_EQ(j.scheduled.pod_status.interval, std::chrono::seconds(5));
+  EXPECT_EQ(j.scheduled.storage_scan.interval, std::chrono::seconds(60));
 }
 
 TEST(ConfigJobsTest, ListsAsTextOrYamlAndDurations) {
@@ -47,10 +49,12 @@ TEST(ConfigJobsTest, ListsAsTextOrYamlAndDurations) {
       "  leaderElection: false\n",
       "inline", NoEnv());
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->jobs.agents,
-            "node-a=http://10.0.0.5:8989,node-b=https://10.0.0.6:8989");
-  EXPECT_EQ(c->jobs.node_info_interval, std::chrono::seconds(2));
-  EXPECT_EQ(c->jobs.agent_timeout, std::chrono::milliseconds(750));
+  const ScheduledJobsOptions& decoded = c->jobs.scheduled;
+  ASSERT_EQ(decoded.agents.size(), 2u);
+  EXPECT_EQ(decoded.agents[0].node, "node-a");
+  EXPECT_EQ(decoded.agents[0].url, "http://10.0.0.5:8989");
+  EXPECT_EQ(decoded.node_info.interval, std::chrono::seconds(2));
+  EXPECT_EQ(decoded.agent_timeout, std::chrono::milliseconds(750));
   c->database.url = "sqlite:///tmp/x.db";
   auto o = JobsServiceOptionsFromConfig(*c);
   ASSERT_TRUE(o.ok()) << o.status();

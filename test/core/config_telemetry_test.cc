@@ -25,12 +25,13 @@ TEST(ConfigTelemetryTest, DefaultsAreTheDocumentedOnes) {
   const TelemetryConfigOptions& t = c->telemetry;
   EXPECT_EQ(t.listen, "0.0.0.0:8994");
   EXPECT_TRUE(t.forward.empty());
-  EXPECT_EQ(t.queue_max_bytes, uint64_t{1} << 30);
-  EXPECT_EQ(t.max_request_bytes, uint64_t{8} << 20);
-  EXPECT_EQ(t.ownership_refresh, std::chrono::seconds(5));
-  EXPECT_FALSE(t.sample_history);
-  EXPECT_TRUE(t.logs);
-  EXPECT_EQ(t.series.metric_prefixes.front(), "DCGM_FI_");
+  EXPECT_EQ(t.processor.queue_max_bytes, uint64_t{1} << 30);
+  EXPECT_EQ(t.processor.max_body_bytes, size_t{8} << 20);
+  EXPECT_EQ(t.processor.max_uncompressed_bytes, size_t{32} << 20);
+  EXPECT_EQ(t.processor.ownership_refresh, std::chrono::seconds(5));
+  EXPECT_FALSE(t.processor.sample_history);
+  EXPECT_TRUE(t.processor.logs);
+  EXPECT_EQ(t.processor.series.metric_prefixes.front(), "DCGM_FI_");
 }
 
 TEST(ConfigTelemetryTest, ListsSizesAndDurationsBecomeServiceOptions) {
@@ -83,7 +84,7 @@ TEST(ConfigTelemetryTest, RulesBetweenKeysHoldInAnyOrder) {
       "  ownershipHistory: 2s\n  ownershipRefresh: 1s\n",
       "inline", NoEnv());
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->telemetry.sample_retention, std::chrono::seconds(10));
+  EXPECT_EQ(c->telemetry.processor.sample_retention, std::chrono::seconds(10));
   c = ParseConfig("telemetry:\n  sampleRetention: 10s\n", "inline", NoEnv());
   ASSERT_FALSE(c.ok());
   EXPECT_NE(

@@ -340,7 +340,7 @@ TEST_P(ManifestsTest, NodePortsServeTlsThatTheirClientsVerify) {
         if (!IsLens(c)) return;
         const std::string binary = Str(c, "/command/0");
         if (binary == "/usr/bin/lens-jobs") {
-          const JobsOptions& j = cluster->jobs;
+          const ScheduledJobsOptions& j = cluster->jobs.scheduled;
           EXPECT_EQ(j.agent_scheme, "https");
           EXPECT_FALSE(j.agent_insecure_skip_tls_verify);
           EXPECT_EQ(SecretAt(spec, c, j.agent_ca_file), "lens-node-ca")
@@ -374,7 +374,7 @@ TEST_P(ManifestsTest, TheTelemetryQueueIsOnAPersistentVolumePerReplica) {
   std::string error;
   const auto config = LensYaml(rendered_, "lens", &error);
   ASSERT_TRUE(config) << error;
-  const std::string queue = config->telemetry.queue_dir;
+  const std::string queue = config->telemetry.processor.queue_dir;
   ASSERT_FALSE(queue.empty());
   const Value* set = Find(rendered_, "StatefulSet", "lens", "lens-telemetry");
   ASSERT_NE(set, nullptr) << "lens-telemetry is not a StatefulSet";
