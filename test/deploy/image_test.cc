@@ -73,7 +73,7 @@ TEST(Image, RuntimePackagesAreExactlyWhatTheDaemonsLink) {
   // daemons also link the runtimes' libraries (libatomic, grpc's own
   // dependencies without --as-needed), which say nothing about the image.
   GTEST_SKIP() << "sanitizer build: the image's binaries are the Release "
-                  "build's (checked by make test's Release stage)";
+                  "build's (checked by `make image`)";
 #endif
   std::string base;
   const std::set<std::string> listed =
